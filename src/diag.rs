@@ -1,0 +1,586 @@
+//! Diagnostics: one type for every stage, converted to `codespan-reporting` only when printed.
+//!
+//! Every stage reports problems by pushing [`Diagnostic`]s; none prints or stops early. A
+//! diagnostic has a stable [`Code`] (`E0xxx` errors, `W0xxx` warnings), a message in rustc's
+//! style (lowercase, no final period), labelled [`Span`]s (the primary one says what is wrong
+//! *here*) and notes (what was expected). `docs/diagnostics.md` lists every code.
+//!
+//! [`Sources`] owns the text of every file read in a run and implements codespan's `Files`, so
+//! spans stay plain byte ranges until they are rendered.
+
+use std::fmt;
+use std::ops::Range;
+
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::{self, Files};
+use codespan_reporting::term;
+
+/// Index of a file in [`Sources`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// A byte range inside one file. `u32` offsets: [`Sources::add`] refuses files of 4 GiB or more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub const fn new(start: u32, end: u32) -> Span {
+        Span { start, end }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn in_file(self, file: FileId) -> FileSpan {
+        FileSpan { file, span: self }
+    }
+}
+
+/// A span together with the file it points into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileSpan {
+    pub file: FileId,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[doc = $doc:literal])* $name:ident = $text:literal, $sev:ident; )*) => {
+        /// Stable diagnostic codes. The text of a code never changes once released; a retired
+        /// code is not reused. Each variant's doc line is its one-line meaning.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $( $(#[doc = $doc])* $name, )*
+        }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[ $( Code::$name, )* ];
+
+            /// The code as printed, e.g. `E0130`.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$name => $text, )* }
+            }
+
+            /// The severity a diagnostic with this code has.
+            pub fn severity(self) -> Severity {
+                match self { $( Code::$name => Severity::$sev, )* }
+            }
+
+            /// The one-line meaning of the code (its doc comment).
+            pub fn summary(self) -> &'static str {
+                match self { $( Code::$name => concat!($($doc),*).trim_ascii(), )* }
+            }
+        }
+    };
+}
+
+codes! {
+    // --- files ------------------------------------------------------------------------------
+    /// a file could not be read
+    FileUnreadable = "E0001", Error;
+    /// a file contains bytes that are not text (NUL or invalid UTF-8)
+    NotText = "E0002", Error;
+    /// a file is empty or holds only comments and blank lines
+    EmptyFile = "E0003", Error;
+    /// a file is too large to be read (4 GiB or more)
+    FileTooLarge = "E0004", Error;
+
+    // --- SMD structure ----------------------------------------------------------------------
+    /// the `version` line gives a version other than 1
+    SmdBadVersion = "E0101", Error;
+    /// a section keyword that SMD does not have
+    SmdUnknownSection = "E0102", Error;
+    /// a section is not closed by `end`
+    SmdUnclosedSection = "E0103", Error;
+    /// a section appears twice in one file
+    SmdDuplicateSection = "E0104", Error;
+    /// a line at the top level that is neither a section keyword nor a comment
+    SmdUnexpectedLine = "E0105", Error;
+    /// a required section (`nodes`, `skeleton`) is missing
+    SmdMissingSection = "E0106", Error;
+    /// the file has no `version` line
+    SmdMissingVersion = "W0101", Warning;
+    /// `end` at the top level, where no section is open
+    SmdStrayEnd = "W0102", Warning;
+
+    // --- values -----------------------------------------------------------------------------
+    /// a line has the wrong number of values
+    SmdValueCount = "E0110", Error;
+    /// a value is not a well-formed number
+    SmdMalformedNumber = "E0111", Error;
+    /// a number is out of range (overflows, or is not finite)
+    SmdNumberOutOfRange = "E0112", Error;
+    /// a bone name is not in double quotes, or its quote is not closed
+    SmdBadName = "E0113", Error;
+
+    // --- nodes ------------------------------------------------------------------------------
+    /// bone indices are out of order, duplicated, or skip a number
+    SmdBoneIndexOrder = "E0120", Error;
+    /// two bones have the same name (names are compared without regard to case)
+    SmdDuplicateBoneName = "E0121", Error;
+    /// a bone's parent is not a bone of the file
+    SmdParentOutOfRange = "E0122", Error;
+    /// a bone is its own parent
+    SmdParentIsSelf = "E0123", Error;
+    /// parents form a cycle
+    SmdParentCycle = "E0124", Error;
+    /// a bone's parent is listed after it
+    SmdParentAfterChild = "W0120", Warning;
+
+    // --- skeleton and vertex animation frames ---------------------------------------------
+    /// a frame line comes before any `time` line
+    SmdFrameLineBeforeTime = "E0130", Error;
+    /// a frame names a bone that `nodes` does not declare
+    SmdUnknownBone = "E0131", Error;
+    /// a negative frame number
+    SmdNegativeFrame = "E0132", Error;
+    /// a frame gives a bone again, or a later `time` block re-opens a frame, with another value
+    SmdFrameValueReplaced = "W0130", Warning;
+    /// bones declared in `nodes` are missing from the first frame of the skeleton
+    SmdBoneMissingFromFirstFrame = "W0131", Warning;
+    /// frame numbers skip some frames
+    SmdFrameGap = "W0132", Warning;
+    /// a vertex animation index is negative
+    SmdNegativeVertexIndex = "E0133", Error;
+    /// the `skeleton` section has no frame
+    SmdNoFrames = "E0134", Error;
+    /// frame numbers span more frames than mdlc can hold
+    SmdTooManyFrames = "E0135", Error;
+
+    // --- triangles --------------------------------------------------------------------------
+    /// a vertex names a bone that `nodes` does not declare
+    SmdVertexBoneOutOfRange = "E0140", Error;
+    /// the link count of a vertex does not match the bone/weight pairs that follow
+    SmdLinkCountMismatch = "E0141", Error;
+    /// a link names a bone that `nodes` does not declare
+    SmdLinkBoneOutOfRange = "E0142", Error;
+    /// a weight outside 0..1
+    SmdWeightOutOfRange = "E0143", Error;
+    /// a triangle has fewer than three vertices
+    SmdIncompleteTriangle = "E0144", Error;
+    /// a vertex line where a material name is expected (a triangle with a fourth vertex)
+    SmdExtraVertex = "E0145", Error;
+    /// the weights of a vertex do not add up to 1
+    SmdWeightSum = "W0140", Warning;
+    /// a triangle with an empty material line is dropped
+    SmdEmptyMaterial = "W0141", Warning;
+    /// a vertex lists the same bone in two links
+    SmdDuplicateLink = "W0142", Warning;
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A labelled span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub at: FileSpan,
+    pub message: String,
+    pub primary: bool,
+}
+
+/// One problem found in the input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: Code,
+    pub message: String,
+    /// The first label is the primary one (the exact token at fault).
+    pub labels: Vec<Label>,
+    pub notes: Vec<String>,
+    /// The file a diagnostic without labels is about (for example an unreadable file).
+    pub file_name: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with the code's own severity and a primary label.
+    pub fn new(
+        code: Code,
+        message: impl Into<String>,
+        at: FileSpan,
+        label: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: code.severity(),
+            code,
+            message: message.into(),
+            labels: vec![Label {
+                at,
+                message: label.into(),
+                primary: true,
+            }],
+            notes: Vec::new(),
+            file_name: None,
+        }
+    }
+
+    /// A diagnostic about a whole file, with no span (for example an unreadable file).
+    pub fn about_file(
+        code: Code,
+        message: impl Into<String>,
+        file_name: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: code.severity(),
+            code,
+            message: message.into(),
+            labels: Vec::new(),
+            notes: Vec::new(),
+            file_name: Some(file_name.into()),
+        }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn with_secondary(mut self, at: FileSpan, label: impl Into<String>) -> Self {
+        self.labels.push(Label {
+            at,
+            message: label.into(),
+            primary: false,
+        });
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The primary span, if the diagnostic has one.
+    pub fn primary(&self) -> Option<FileSpan> {
+        self.labels.iter().find(|l| l.primary).map(|l| l.at)
+    }
+
+    fn to_codespan(&self) -> cs::Diagnostic<FileId> {
+        let severity = match self.severity {
+            Severity::Error => cs::Severity::Error,
+            Severity::Warning => cs::Severity::Warning,
+            Severity::Note => cs::Severity::Note,
+        };
+        let labels = self
+            .labels
+            .iter()
+            .map(|l| {
+                let style = if l.primary {
+                    cs::LabelStyle::Primary
+                } else {
+                    cs::LabelStyle::Secondary
+                };
+                cs::Label::new(style, l.at.file, l.at.span.range()).with_message(l.message.clone())
+            })
+            .collect();
+        cs::Diagnostic::new(severity)
+            .with_code(self.code.as_str())
+            .with_message(self.message.clone())
+            .with_labels(labels)
+            .with_notes(self.notes.clone())
+    }
+}
+
+/// One file's text, with its line starts for line/column lookups.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<u32>,
+}
+
+impl SourceFile {
+    /// 0-based line index of a byte offset.
+    pub fn line_index(&self, offset: u32) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
+    /// 1-based (line, column) of a byte offset; the column counts characters.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = offset.min(self.text.len() as u32);
+        let line = self.line_index(offset);
+        let start = self.line_starts.get(line).copied().unwrap_or(0) as usize;
+        let mut end = offset as usize;
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let col = self.text.get(start..end).map_or(0, |s| s.chars().count());
+        (line + 1, col + 1)
+    }
+}
+
+/// Every file read in one run. Stages get `&str` slices of it and report [`FileSpan`]s.
+#[derive(Debug, Default)]
+pub struct Sources {
+    files: Vec<SourceFile>,
+}
+
+/// Largest file [`Sources`] accepts: spans are `u32` byte offsets.
+pub const MAX_FILE_LEN: usize = u32::MAX as usize - 1;
+
+impl Sources {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a file's text. Text longer than [`MAX_FILE_LEN`] is cut there; callers check the
+    /// length first and report [`Code::FileTooLarge`].
+    pub fn add(&mut self, name: impl Into<String>, mut text: String) -> FileId {
+        if text.len() > MAX_FILE_LEN {
+            let mut cut = MAX_FILE_LEN;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+        }
+        let mut line_starts = vec![0u32];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i as u32 + 1),
+        );
+        let id = FileId(self.files.len() as u32);
+        self.files.push(SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        });
+        id
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    pub fn text(&self, id: FileId) -> &str {
+        self.get(id).map_or("", |f| f.text.as_str())
+    }
+
+    pub fn name(&self, id: FileId) -> &str {
+        self.get(id).map_or("", |f| f.name.as_str())
+    }
+
+    fn file(&self, id: FileId) -> Result<&SourceFile, files::Error> {
+        self.get(id).ok_or(files::Error::FileMissing)
+    }
+}
+
+impl<'a> Files<'a> for Sources {
+    type FileId = FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        Ok(self.file(id)?.name.as_str())
+    }
+
+    fn source(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        Ok(self.file(id)?.text.as_str())
+    }
+
+    fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, files::Error> {
+        Ok(self
+            .file(id)?
+            .line_index(byte_index.min(u32::MAX as usize) as u32))
+    }
+
+    fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
+        let f = self.file(id)?;
+        let start = *f
+            .line_starts
+            .get(line_index)
+            .ok_or(files::Error::LineTooLarge {
+                given: line_index,
+                max: f.line_starts.len().saturating_sub(1),
+            })? as usize;
+        let end = f
+            .line_starts
+            .get(line_index + 1)
+            .map_or(f.text.len(), |&e| e as usize);
+        Ok(start..end)
+    }
+}
+
+/// How diagnostics are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageFormat {
+    Human,
+    Json,
+}
+
+/// Renders one diagnostic as codespan's rich text, without colour (for tests and logs).
+pub fn render_plain(sources: &Sources, d: &Diagnostic) -> String {
+    let config = term::Config::default();
+    match term::emit_into_string(&config, sources, &d.to_codespan()) {
+        Ok(s) => s,
+        // Only reachable with a span outside its file, which is a bug; still print something.
+        Err(e) => format!(
+            "{}[{}]: {} (could not show the source: {e})\n",
+            d.severity.as_str(),
+            d.code,
+            d.message
+        ),
+    }
+}
+
+/// Renders one diagnostic to a terminal stream, with colour if the stream supports it.
+pub fn render_styled(
+    sources: &Sources,
+    d: &Diagnostic,
+    out: &mut term::termcolor::StandardStream,
+) -> std::io::Result<()> {
+    let config = term::Config::default();
+    let mut lock = out.lock();
+    match term::emit_to_write_style(&mut lock, &config, sources, &d.to_codespan()) {
+        Ok(()) => Ok(()),
+        Err(files::Error::Io(e)) => Err(e),
+        Err(e) => {
+            use std::io::Write;
+            writeln!(
+                lock,
+                "{}[{}]: {} (could not show the source: {e})",
+                d.severity.as_str(),
+                d.code,
+                d.message
+            )
+        }
+    }
+}
+
+/// The stable JSON form of a diagnostic (`--message-format json`), documented in
+/// `docs/diagnostics.md`. Lines and columns are 1-based; columns count characters.
+#[derive(serde::Serialize, Debug, PartialEq)]
+pub struct JsonDiagnostic<'a> {
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: &'a str,
+    pub file: Option<&'a str>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub end_line: Option<usize>,
+    pub end_column: Option<usize>,
+    pub notes: Vec<String>,
+}
+
+/// Converts a diagnostic to its JSON object. Secondary labels become notes
+/// (`"file:line:column: label"`), so no information is lost.
+pub fn to_json<'a>(sources: &'a Sources, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
+    let mut out = JsonDiagnostic {
+        severity: d.severity.as_str(),
+        code: d.code.as_str(),
+        message: &d.message,
+        file: d.file_name.as_deref(),
+        line: None,
+        column: None,
+        end_line: None,
+        end_column: None,
+        notes: Vec::new(),
+    };
+    if let Some(primary) = d.labels.iter().find(|l| l.primary) {
+        if let Some(f) = sources.get(primary.at.file) {
+            let (l, c) = f.line_col(primary.at.span.start);
+            let (el, ec) = f.line_col(primary.at.span.end);
+            out.file = Some(&f.name);
+            out.line = Some(l);
+            out.column = Some(c);
+            out.end_line = Some(el);
+            out.end_column = Some(ec);
+            if !primary.message.is_empty() {
+                out.notes.push(primary.message.clone());
+            }
+        }
+    }
+    for l in d.labels.iter().filter(|l| !l.primary) {
+        if let Some(f) = sources.get(l.at.file) {
+            let (line, col) = f.line_col(l.at.span.start);
+            out.notes
+                .push(format!("{}:{line}:{col}: {}", f.name, l.message));
+        }
+    }
+    out.notes.extend(d.notes.iter().cloned());
+    out
+}
+
+/// One JSON line for a diagnostic.
+pub fn render_json(sources: &Sources, d: &Diagnostic) -> String {
+    // Serialising a struct of strings and integers cannot fail.
+    serde_json::to_string(&to_json(sources, d)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters_and_lines() {
+        let mut s = Sources::new();
+        let id = s.add("a.smd", "ab\r\né x\nlast".to_string());
+        let f = s.get(id).unwrap();
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(4), (2, 1));
+        // `x` is after a two-byte character: column 3, not 4
+        assert_eq!(f.line_col(7), (2, 3));
+        assert_eq!(f.line_col(9), (3, 1));
+        assert_eq!(f.line_col(100), (3, 5));
+    }
+
+    #[test]
+    fn every_code_is_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for c in Code::ALL {
+            let s = c.as_str();
+            assert!(seen.insert(s), "{s} twice");
+            assert_eq!(s.len(), 5);
+            let want = if c.severity() == Severity::Error {
+                'E'
+            } else {
+                'W'
+            };
+            assert!(
+                s.starts_with(want),
+                "{s} has the wrong letter for {:?}",
+                c.severity()
+            );
+            assert!(!c.summary().is_empty());
+        }
+    }
+}

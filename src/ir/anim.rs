@@ -1,0 +1,90 @@
+//! Skeletal animation frames and vertex animation (flex) shapes.
+
+use crate::diag::FileSpan;
+
+/// A bone's transform relative to its parent: position and Euler rotation in radians
+/// (`R = Rz(z)·Ry(y)·Rx(x)`, `source-animation.md` §1.1), exactly as the SMD gives them.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Pose {
+    pub pos: [f32; 3],
+    pub rot: [f32; 3],
+}
+
+/// How a target fills the bone values an SMD leaves out of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FillRule {
+    /// Valve's HL1 compiler: a bone missing from a frame, or a frame missing altogether, is
+    /// position 0 and rotation 0 (`goldsrc.md` §7, §11 item 6).
+    Zero,
+    /// Valve's Source compiler: each frame starts as a copy of the previous one, so a missing bone
+    /// keeps its previous value; in the first frame it is zero (`source-animation.md` §2.1).
+    HoldPrevious,
+}
+
+/// The skeleton frames of one SMD, merged by frame number.
+///
+/// Frames are addressed by their `time` number: frame `i` here is `time = first_time + i`. A
+/// `time` block that re-opens an earlier frame adds to it, and a value given again replaces the
+/// earlier one (Valve's tools do the same; lowering warns when the value changes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Animation {
+    /// The smallest `time` seen (the animation starts there; QUIRKS.md §2.8).
+    pub first_time: i32,
+    pub num_frames: usize,
+    pub num_bones: usize,
+    /// `num_frames × num_bones`, frame-major; `None` where the SMD gives no value.
+    pub poses: Vec<Option<Pose>>,
+    /// Whether frame `i` had a `time` block at all.
+    pub present: Vec<bool>,
+}
+
+impl Animation {
+    /// The value the SMD gives for a bone at a frame, if any.
+    pub fn get(&self, frame: usize, bone: usize) -> Option<Pose> {
+        if bone >= self.num_bones {
+            return None;
+        }
+        self.poses
+            .get(frame * self.num_bones + bone)
+            .copied()
+            .flatten()
+    }
+
+    /// Every frame with every bone, missing values filled by `rule`; frame-major.
+    pub fn resolve(&self, rule: FillRule) -> Vec<Pose> {
+        let mut out = Vec::with_capacity(self.poses.len());
+        for f in 0..self.num_frames {
+            for b in 0..self.num_bones {
+                let given = self.get(f, b);
+                let value = match (given, rule) {
+                    (Some(p), _) => p,
+                    (None, FillRule::Zero) => Pose::default(),
+                    (None, FillRule::HoldPrevious) if f > 0 => out[(f - 1) * self.num_bones + b],
+                    (None, FillRule::HoldPrevious) => Pose::default(),
+                };
+                out.push(value);
+            }
+        }
+        out
+    }
+}
+
+/// One shape of a VTA file: the corners that move, with their position and normal in the shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shape {
+    /// The `time` number of the shape (0 is the base shape).
+    pub time: i32,
+    /// The name from the `time N # name` comment, if any.
+    pub name: Option<String>,
+    /// `(corner index, position, normal)`; a corner counts triangle corners of the reference
+    /// SMD in file order (QUIRKS.md §2.11). Sorted by corner, one entry per corner.
+    pub vertices: Vec<(u32, [f32; 3], [f32; 3])>,
+    pub span: FileSpan,
+}
+
+/// The `vertexanimation` section of a VTA file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VertexAnimation {
+    /// Shapes in `time` order.
+    pub shapes: Vec<Shape>,
+}

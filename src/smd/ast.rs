@@ -1,0 +1,153 @@
+//! The SMD syntax tree: exactly what the text says, each item with the [`Span`] of its line (and
+//! of the tokens later stages point at). No meaning is applied here: frames stay in file order,
+//! bone numbers stay as written, weights are not normalised. `crate::ir::lower` gives meaning.
+//!
+//! Format: `spec/seeds/smd-format.txt`; readers: `goldsrc.md` §7 (HL1 studiomdl) and
+//! `source-animation.md` §2.1 (Source studiomdl).
+
+use indexmap::IndexSet;
+
+use crate::diag::Span;
+
+/// A parsed SMD or VTA file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SmdFile {
+    /// The `version` line's number and the span of that number.
+    pub version: Option<(i32, Span)>,
+    pub nodes: Option<NodesSection>,
+    pub skeleton: Option<SkeletonSection>,
+    pub triangles: Option<TrianglesSection>,
+    pub vertex_animation: Option<VertexAnimationSection>,
+}
+
+/// `nodes` … `end`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodesSection {
+    /// The `nodes` keyword.
+    pub keyword: Span,
+    pub nodes: Vec<Node>,
+}
+
+/// `index "name" parent`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub index: i32,
+    pub name: String,
+    pub parent: i32,
+    pub line: Span,
+    pub index_span: Span,
+    /// The name with its quotes.
+    pub name_span: Span,
+    pub parent_span: Span,
+}
+
+/// `skeleton` … `end`: frames in file order, as written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkeletonSection {
+    pub keyword: Span,
+    pub frames: Vec<FrameBlock>,
+}
+
+/// One `time N` line and the bone lines after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameBlock {
+    pub time: i32,
+    /// The number after `time`.
+    pub time_span: Span,
+    /// The text of a `# comment` after the number (VTA shape names), trimmed.
+    pub comment: Option<String>,
+    pub bones: Vec<BonePose>,
+}
+
+/// `bone px py pz rx ry rz`: position relative to the parent, rotation as Euler radians.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BonePose {
+    pub bone: i32,
+    pub pos: [f32; 3],
+    pub rot: [f32; 3],
+    pub line: Span,
+    pub bone_span: Span,
+}
+
+/// `triangles` … `end`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrianglesSection {
+    pub keyword: Span,
+    /// Distinct material lines, trimmed, in order of first appearance.
+    pub materials: IndexSet<String>,
+    pub triangles: Vec<Triangle>,
+    /// Links of every vertex, referenced by [`Vertex::links`].
+    pub links: Vec<Link>,
+}
+
+impl TrianglesSection {
+    /// The links of a vertex (empty for an HL1-style vertex with nine values).
+    pub fn links_of(&self, v: &Vertex) -> &[Link] {
+        self.links
+            .get(v.links.0 as usize..(v.links.0 + v.links.1) as usize)
+            .unwrap_or(&[])
+    }
+
+    pub fn material_name(&self, t: &Triangle) -> &str {
+        self.materials
+            .get_index(t.material as usize)
+            .map_or("", |s| s.as_str())
+    }
+}
+
+/// A material line and three vertex lines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Triangle {
+    /// Index into [`TrianglesSection::materials`].
+    pub material: u32,
+    pub material_span: Span,
+    pub vertices: [Vertex; 3],
+}
+
+/// `bone x y z nx ny nz u v [links bone weight …]`.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Vertex {
+    pub bone: i32,
+    pub pos: [f32; 3],
+    pub normal: [f32; 3],
+    pub uv: [f32; 2],
+    /// `(first, count)` in [`TrianglesSection::links`].
+    pub links: (u32, u32),
+    /// Whether the line had the link count (ten or more values), even `0`.
+    pub has_link_count: bool,
+    pub line: Span,
+    pub bone_span: Span,
+}
+
+/// One `bone weight` pair of a vertex.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    pub bone: i32,
+    pub weight: f32,
+    pub bone_span: Span,
+}
+
+/// `vertexanimation` … `end` (VTA files).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VertexAnimationSection {
+    pub keyword: Span,
+    pub frames: Vec<VertexFrame>,
+}
+
+/// One `time N` block of vertex animation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VertexFrame {
+    pub time: i32,
+    pub time_span: Span,
+    pub vertices: Vec<VertexDelta>,
+}
+
+/// `index x y z nx ny nz`: a corner of the reference mesh (counted over triangle corners in
+/// file order, not unique vertices; QUIRKS.md §2.11) and its position and normal in this shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VertexDelta {
+    pub index: u32,
+    pub pos: [f32; 3],
+    pub normal: [f32; 3],
+    pub line: Span,
+}

@@ -1,0 +1,1467 @@
+//! Line-oriented SMD parser: text → [`SmdFile`] plus every diagnostic.
+//!
+//! The parser never stops at an error. Each line is parsed on its own, so after a bad line it
+//! simply goes on with the next one; where one mistake would otherwise cause a string of errors
+//! (a missing `end`, a triangle with two vertices, a frame line before `time`), it reports the
+//! mistake once and recovers in the way that makes the following lines read as intended.
+//!
+//! What is accepted follows Valve's readers (`goldsrc.md` §7, `source-animation.md` §2.1) and
+//! what real exporters write (`corpus/QUIRKS.md`): CRLF, no final newline, comments before
+//! `version`, blank material lines, link count 0, any number of links, `# name` after `time`.
+
+use crate::diag::{Code, Diagnostic, FileId, Span};
+
+use super::ast::*;
+use super::lexer::{lex_line, Tok, Token};
+
+/// A weight sum further than this from 1 gets [`Code::SmdWeightSum`]. Exporters print six
+/// decimals, so ten links can be off by 5e-6 through rounding alone.
+pub const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
+
+const SECTION_KEYWORDS: [&str; 4] = ["nodes", "skeleton", "triangles", "vertexanimation"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Section {
+    Nodes,
+    Skeleton,
+    Triangles,
+    VertexAnimation,
+}
+
+impl Section {
+    fn from_word(w: &str) -> Option<Section> {
+        Some(match w.to_ascii_lowercase().as_str() {
+            "nodes" => Section::Nodes,
+            "skeleton" => Section::Skeleton,
+            "triangles" => Section::Triangles,
+            "vertexanimation" => Section::VertexAnimation,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Section::Nodes => "nodes",
+            Section::Skeleton => "skeleton",
+            Section::Triangles => "triangles",
+            Section::VertexAnimation => "vertexanimation",
+        }
+    }
+}
+
+/// Where the parser is.
+#[derive(Clone, Copy, Debug)]
+enum State {
+    Top,
+    /// Inside a section; `keyword` is where it was opened.
+    In(Section, Span),
+    /// Skipping an unknown or repeated section up to its `end`.
+    Skip(Span),
+}
+
+/// Inside `skeleton`/`vertexanimation`: which frame lines go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrameState {
+    /// No `time` line yet.
+    None,
+    /// Lines go to the last frame of the section.
+    Open,
+    /// The `time` line was bad: lines are checked but not kept.
+    Poisoned,
+    /// Lines came before any `time` and were reported once; later ones are checked silently.
+    Reported,
+}
+
+/// The triangle being read.
+#[derive(Clone, Copy, Debug)]
+struct PendingTriangle {
+    material: u32,
+    material_span: Span,
+    count: usize,
+    vertices: [Vertex; 3],
+    /// Empty material or a bad vertex line: checked, then dropped.
+    drop: bool,
+}
+
+/// The set of declared bone indices, checked on every vertex and frame line.
+#[derive(Debug, Default)]
+struct BoneSet {
+    /// Indices 0..count, all present (the normal case: a range check is enough).
+    dense: Option<usize>,
+    sorted: Vec<i32>,
+}
+
+impl BoneSet {
+    fn from_nodes(nodes: &[Node]) -> BoneSet {
+        let dense = nodes
+            .iter()
+            .enumerate()
+            .all(|(i, n)| n.index as usize == i && n.index >= 0);
+        if dense {
+            return BoneSet {
+                dense: Some(nodes.len()),
+                sorted: Vec::new(),
+            };
+        }
+        let mut sorted: Vec<i32> = nodes.iter().map(|n| n.index).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        BoneSet {
+            dense: None,
+            sorted,
+        }
+    }
+
+    fn contains(&self, bone: i32) -> bool {
+        match self.dense {
+            Some(n) => bone >= 0 && (bone as usize) < n,
+            None => self.sorted.binary_search(&bone).is_ok(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.dense {
+            Some(0) => "`nodes` declares no bone".to_string(),
+            Some(n) => format!("`nodes` declares bones 0 to {}", n - 1),
+            None => format!("`nodes` declares {} bones", self.sorted.len()),
+        }
+    }
+}
+
+/// Counts a repeated warning per file: the first occurrence is reported, the total is added to
+/// it as a note at the end, so a file with a million slightly-off weights gets one warning.
+#[derive(Debug, Default)]
+struct Repeated {
+    first: Option<usize>,
+    count: usize,
+}
+
+/// The result of parsing: the tree is always built, even for broken input.
+#[derive(Debug)]
+pub struct Parsed {
+    pub smd: SmdFile,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parsed {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.is_error())
+    }
+}
+
+/// Parses an SMD or VTA file's text.
+pub fn parse(text: &str, file: FileId) -> Parsed {
+    let mut p = Parser::new(text, file);
+    p.run();
+    p.finish()
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    file: FileId,
+    diags: Vec<Diagnostic>,
+    toks: Vec<Tok>,
+    out: SmdFile,
+    state: State,
+    frame: FrameState,
+    pending: Option<PendingTriangle>,
+    bones: Option<BoneSet>,
+    /// First `nodes`/`skeleton`/… keyword seen, for "duplicate section" notes.
+    first_keyword: [Option<Span>; 4],
+    weight_sum: Repeated,
+    duplicate_link: Repeated,
+    /// Whether the file had anything besides blank lines and comments.
+    saw_content: bool,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str, file: FileId) -> Self {
+        Parser {
+            src,
+            file,
+            diags: Vec::new(),
+            toks: Vec::with_capacity(32),
+            out: SmdFile::default(),
+            state: State::Top,
+            frame: FrameState::None,
+            pending: None,
+            bones: None,
+            first_keyword: [None; 4],
+            weight_sum: Repeated::default(),
+            duplicate_link: Repeated::default(),
+            saw_content: false,
+        }
+    }
+
+    // --- helpers -------------------------------------------------------------------------------
+
+    fn text(&self, start: u32, end: u32) -> &'a str {
+        self.src.get(start as usize..end as usize).unwrap_or("")
+    }
+
+    fn tok_text(&self, t: Tok) -> &'a str {
+        self.text(t.start, t.end)
+    }
+
+    fn span(t: Tok) -> Span {
+        Span::new(t.start, t.end)
+    }
+
+    fn error(
+        &mut self,
+        code: Code,
+        message: impl Into<String>,
+        at: Span,
+        label: impl Into<String>,
+    ) -> &mut Diagnostic {
+        self.diags
+            .push(Diagnostic::new(code, message, at.in_file(self.file), label));
+        let last = self.diags.len() - 1;
+        &mut self.diags[last]
+    }
+
+    /// Parses an integer token into an `i32`, reporting malformed and overflowing values.
+    fn int(&mut self, t: Tok, what: &str) -> Option<i32> {
+        let s = self.tok_text(t);
+        match t.kind {
+            Token::Int => match s.parse::<i32>() {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    self.error(
+                        Code::SmdNumberOutOfRange,
+                        format!("{what} `{s}` is out of range"),
+                        Self::span(t),
+                        "too large",
+                    )
+                    .notes
+                    .push(format!(
+                        "expected {what} between {} and {}",
+                        i32::MIN,
+                        i32::MAX
+                    ));
+                    None
+                }
+            },
+            Token::Float => {
+                self.error(
+                    Code::SmdMalformedNumber,
+                    format!("expected {what}, found `{s}`"),
+                    Self::span(t),
+                    "not a whole number",
+                )
+                .notes
+                .push(format!("{what} is a whole number such as `0` or `12`"));
+                None
+            }
+            _ => {
+                self.malformed_number(t, what);
+                None
+            }
+        }
+    }
+
+    /// Parses a number token into a finite `f32` (as C's `strtof`/`sscanf("%f")` rounds it).
+    fn float(&mut self, t: Tok, what: &str) -> Option<f32> {
+        match t.kind {
+            Token::Int | Token::Float => {
+                let s = self.tok_text(t);
+                match s.parse::<f32>() {
+                    Ok(v) if v.is_finite() => Some(v),
+                    _ => {
+                        self.error(
+                            Code::SmdNumberOutOfRange,
+                            format!("{what} `{s}` is out of range"),
+                            Self::span(t),
+                            "does not fit a 32-bit float",
+                        )
+                        .notes
+                        .push(format!(
+                            "expected a finite number with a magnitude below {:e}",
+                            f32::MAX
+                        ));
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.malformed_number(t, what);
+                None
+            }
+        }
+    }
+
+    fn malformed_number(&mut self, t: Tok, what: &str) {
+        let s = self.tok_text(t);
+        let lower = s.to_ascii_lowercase();
+        let (code, label, note) = if matches!(
+            lower.trim_start_matches(['-', '+']),
+            "nan" | "inf" | "infinity" | "1.#qnan" | "1.#inf" | "1.#ind"
+        ) {
+            (
+                Code::SmdNumberOutOfRange,
+                "not a finite number",
+                format!("{what} must be a finite number"),
+            )
+        } else if s.contains(',') && s.bytes().any(|b| b.is_ascii_digit()) {
+            (
+                Code::SmdMalformedNumber,
+                "not a number",
+                "SMD uses `.` as the decimal separator, as in `1.5`".to_string(),
+            )
+        } else {
+            (
+                Code::SmdMalformedNumber,
+                "not a number",
+                format!("expected {what}, written like `-1.5`, `0.25` or `3`"),
+            )
+        };
+        self.error(
+            code,
+            format!("expected {what}, found `{s}`"),
+            Self::span(t),
+            label,
+        )
+        .notes
+        .push(note);
+    }
+
+    /// Reports the wrong number of values on a line. `found` tokens; `expected` describes.
+    fn value_count(&mut self, line: Span, found: usize, expected: &str) {
+        // Point at the first extra value, or at the end of the line when values are missing.
+        let (at, label) = if found > 0 && self.toks.len() > found.min(self.toks.len()) {
+            (
+                Self::span(self.toks[found.min(self.toks.len())]),
+                "unexpected value".to_string(),
+            )
+        } else {
+            (
+                Span::new(line.end, line.end),
+                format!(
+                    "{found} value{} on this line",
+                    if found == 1 { "" } else { "s" }
+                ),
+            )
+        };
+        let message = format!(
+            "expected {expected}, found {found} value{}",
+            if found == 1 { "" } else { "s" }
+        );
+        self.error(Code::SmdValueCount, message, at, label);
+    }
+
+    fn bones(&self) -> &BoneSet {
+        static EMPTY: BoneSet = BoneSet {
+            dense: Some(0),
+            sorted: Vec::new(),
+        };
+        self.bones.as_ref().unwrap_or(&EMPTY)
+    }
+
+    fn section_slot(s: Section) -> usize {
+        s as usize
+    }
+
+    // --- driver --------------------------------------------------------------------------------
+
+    fn run(&mut self) {
+        let len = self.src.len();
+        let mut pos = 0usize;
+        loop {
+            if pos == len && len > 0 {
+                // The text ends with a line break: there is no further line.
+                break;
+            }
+            let end = self
+                .src
+                .get(pos..)
+                .and_then(|r| r.find('\n'))
+                .map_or(len, |i| pos + i);
+            // The line without its `\r` (spans of a CRLF line stop before the CR).
+            let mut line_end = end;
+            if line_end > pos && self.src.as_bytes().get(line_end - 1) == Some(&b'\r') {
+                line_end -= 1;
+            }
+            self.line(Span::new(pos as u32, line_end as u32));
+            if end >= len {
+                break;
+            }
+            pos = end + 1;
+        }
+        self.end_of_file();
+    }
+
+    fn line(&mut self, line: Span) {
+        match self.state {
+            State::In(Section::Triangles, kw) => self.triangle_line(line, kw),
+            state => {
+                let comment = lex_line(self.text(line.start, line.end), line.start, &mut self.toks);
+                if self.toks.is_empty() {
+                    return;
+                }
+                let _ = comment;
+                self.saw_content = true;
+                match state {
+                    State::Top => self.top_line(line),
+                    State::Skip(_) => {
+                        if self.is_word(0, "end") {
+                            self.state = State::Top;
+                        }
+                    }
+                    State::In(Section::Nodes, kw) => self.node_line(line, kw),
+                    State::In(Section::Skeleton, kw) => self.frame_line(line, kw, false),
+                    State::In(Section::VertexAnimation, kw) => self.frame_line(line, kw, true),
+                    State::In(Section::Triangles, _) => {}
+                }
+            }
+        }
+    }
+
+    fn is_word(&self, i: usize, word: &str) -> bool {
+        self.toks
+            .get(i)
+            .is_some_and(|t| t.kind == Token::Word && self.tok_text(*t).eq_ignore_ascii_case(word))
+    }
+
+    /// If the line is a lone section keyword (a new section while one is open), reports the
+    /// open section as unclosed and handles the line at the top level.
+    fn reopens_section(&mut self, line: Span, open: Section, open_kw: Span) -> bool {
+        if self.toks.len() != 1 || self.toks[0].kind != Token::Word {
+            return false;
+        }
+        if Section::from_word(self.tok_text(self.toks[0])).is_none() {
+            return false;
+        }
+        self.unclosed(
+            open,
+            open_kw,
+            Self::span(self.toks[0]),
+            "next section starts here",
+        );
+        self.close_section(open);
+        self.state = State::Top;
+        self.top_line(line);
+        true
+    }
+
+    fn unclosed(&mut self, section: Section, kw: Span, at: Span, label: &str) {
+        let d = Diagnostic::new(
+            Code::SmdUnclosedSection,
+            format!("`{}` section is not closed by `end`", section.name()),
+            at.in_file(self.file),
+            label,
+        )
+        .with_secondary(kw.in_file(self.file), "section opened here")
+        .with_note("expected a line `end` after the last line of the section");
+        self.diags.push(d);
+    }
+
+    // --- top level -----------------------------------------------------------------------------
+
+    fn top_line(&mut self, line: Span) {
+        let first = self.toks[0];
+        let word = self.tok_text(first);
+        if first.kind == Token::Word && word.eq_ignore_ascii_case("version") {
+            self.version_line(line);
+            return;
+        }
+        if first.kind == Token::Word {
+            if let Some(section) = Section::from_word(word) {
+                if self.toks.len() > 1 {
+                    self.value_count(
+                        line,
+                        self.toks.len() - 1,
+                        &format!("no value after `{}`", section.name()),
+                    );
+                }
+                self.open_section(section, Self::span(first));
+                return;
+            }
+            if word.eq_ignore_ascii_case("end") {
+                self.error(
+                    Code::SmdStrayEnd,
+                    "`end` outside a section",
+                    Self::span(first),
+                    "no section is open here",
+                )
+                .notes
+                .push(
+                    "`end` closes a `nodes`, `skeleton`, `triangles` or `vertexanimation` section"
+                        .into(),
+                );
+                return;
+            }
+            let d = self.error(
+                Code::SmdUnknownSection,
+                format!("unknown section `{word}`"),
+                Self::span(first),
+                "not an SMD section",
+            );
+            d.notes.push(
+                "expected `version`, `nodes`, `skeleton`, `triangles` or `vertexanimation`".into(),
+            );
+            if let Some(s) = suggest(word, &SECTION_KEYWORDS) {
+                d.notes.push(format!("help: did you mean `{s}`?"));
+            }
+            d.notes
+                .push("the lines up to the next `end` are skipped".into());
+            self.state = State::Skip(Self::span(first));
+            return;
+        }
+        self.error(Code::SmdUnexpectedLine, "unexpected line outside a section", line, "not in any section")
+            .notes
+            .push("expected `version 1` or a section keyword (`nodes`, `skeleton`, `triangles`, `vertexanimation`); is a section keyword or an `end` misplaced?".into());
+    }
+
+    fn version_line(&mut self, line: Span) {
+        if self.toks.len() != 2 {
+            self.value_count(line, self.toks.len() - 1, "one value after `version`");
+            return;
+        }
+        let t = self.toks[1];
+        if let Some(v) = self.int(t, "the version") {
+            if self.out.version.is_none() {
+                self.out.version = Some((v, Self::span(t)));
+            }
+            if v != 1 {
+                self.error(
+                    Code::SmdBadVersion,
+                    format!("unsupported SMD version {v}"),
+                    Self::span(t),
+                    "expected 1",
+                )
+                .notes
+                .push("1 is the only SMD version; Valve's compilers stop on any other".into());
+            }
+        }
+    }
+
+    fn open_section(&mut self, section: Section, kw: Span) {
+        let slot = Self::section_slot(section);
+        if let Some(first) = self.first_keyword[slot] {
+            let d = Diagnostic::new(
+                Code::SmdDuplicateSection,
+                format!("second `{}` section", section.name()),
+                kw.in_file(self.file),
+                "section repeated here",
+            )
+            .with_secondary(first.in_file(self.file), "first one here")
+            .with_note("each section may appear once; this one is skipped up to its `end`");
+            self.diags.push(d);
+            self.state = State::Skip(kw);
+            return;
+        }
+        self.first_keyword[slot] = Some(kw);
+        self.state = State::In(section, kw);
+        self.frame = FrameState::None;
+        match section {
+            Section::Nodes => {
+                self.out.nodes = Some(NodesSection {
+                    keyword: kw,
+                    nodes: Vec::new(),
+                })
+            }
+            Section::Skeleton => {
+                self.out.skeleton = Some(SkeletonSection {
+                    keyword: kw,
+                    frames: Vec::new(),
+                })
+            }
+            Section::Triangles => {
+                self.out.triangles = Some(TrianglesSection {
+                    keyword: kw,
+                    ..TrianglesSection::default()
+                });
+                self.pending = None;
+            }
+            Section::VertexAnimation => {
+                self.out.vertex_animation = Some(VertexAnimationSection {
+                    keyword: kw,
+                    frames: Vec::new(),
+                })
+            }
+        }
+    }
+
+    fn close_section(&mut self, section: Section) {
+        if section == Section::Nodes {
+            self.check_nodes();
+        }
+        self.state = State::Top;
+    }
+
+    // --- nodes ---------------------------------------------------------------------------------
+
+    fn node_line(&mut self, line: Span, kw: Span) {
+        if self.is_word(0, "end") && self.toks.len() == 1 {
+            self.close_section(Section::Nodes);
+            return;
+        }
+        if self.reopens_section(line, Section::Nodes, kw) {
+            return;
+        }
+        if self.toks.len() != 3 {
+            let found = self.toks.len();
+            self.value_count(line, found, "`index \"name\" parent`");
+            return;
+        }
+        let (ti, tn, tp) = (self.toks[0], self.toks[1], self.toks[2]);
+        let index = self.int(ti, "a bone index");
+        let name = match tn.kind {
+            Token::Quoted => Some(self.text(tn.start + 1, tn.end - 1).to_string()),
+            Token::UnclosedQuote => {
+                self.error(
+                    Code::SmdBadName,
+                    "bone name has no closing quote",
+                    Self::span(tn),
+                    "quote opened here",
+                )
+                .notes
+                .push("bone names are written in double quotes: `0 \"Bip01 Pelvis\" -1`".into());
+                None
+            }
+            _ => {
+                let s = self.tok_text(tn);
+                self.error(Code::SmdBadName, format!("bone name `{s}` is not in double quotes"), Self::span(tn), "expected a quoted name")
+                    .notes
+                    .push(format!("write it as `\"{s}\"`; Valve's compilers end the `nodes` section at a line without quotes"));
+                None
+            }
+        };
+        let parent = self.int(tp, "a parent index");
+        let (Some(index), Some(name), Some(parent)) = (index, name, parent) else {
+            return;
+        };
+        let nodes = match self.out.nodes.as_mut() {
+            Some(n) => n,
+            None => return,
+        };
+        let max = nodes.nodes.iter().map(|n| n.index).max();
+        let expected = max.map_or(0, |m| m.saturating_add(1));
+        if index != expected {
+            let dup = nodes
+                .nodes
+                .iter()
+                .find(|n| n.index == index)
+                .map(|n| n.index_span);
+            let file = self.file;
+            let mut d = match dup {
+                Some(first) => Diagnostic::new(
+                    Code::SmdBoneIndexOrder,
+                    format!("bone index {index} is used twice"),
+                    Self::span(ti).in_file(file),
+                    "duplicate index",
+                )
+                .with_secondary(first.in_file(file), "first used here"),
+                None if index > expected => Diagnostic::new(
+                    Code::SmdBoneIndexOrder,
+                    format!(
+                        "bone index {index} skips {}",
+                        if index - 1 == expected {
+                            format!("index {expected}")
+                        } else {
+                            format!("indices {expected} to {}", index - 1)
+                        }
+                    ),
+                    Self::span(ti).in_file(file),
+                    format!("expected {expected}"),
+                ),
+                None => Diagnostic::new(
+                    Code::SmdBoneIndexOrder,
+                    format!("bone index {index} is out of order"),
+                    Self::span(ti).in_file(file),
+                    format!("expected {expected}"),
+                ),
+            };
+            d.notes
+                .push("bones are numbered from 0 in the order they are listed".into());
+            self.diags.push(d);
+        }
+        if let Some(nodes) = self.out.nodes.as_mut() {
+            nodes.nodes.push(Node {
+                index,
+                name,
+                parent,
+                line,
+                index_span: Self::span(ti),
+                name_span: Self::span(tn),
+                parent_span: Self::span(tp),
+            });
+        }
+    }
+
+    /// Checks names and parents once the whole `nodes` list is known.
+    fn check_nodes(&mut self) {
+        let Some(section) = self.out.nodes.take() else {
+            return;
+        };
+        let nodes = &section.nodes;
+        let file = self.file;
+        // Duplicate names, compared without regard to case (Source matches names that way).
+        let mut by_name: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            match by_name.entry(n.name.to_lowercase()) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let first = &nodes[*e.get()];
+                    let same_case = first.name == n.name;
+                    let mut d = Diagnostic::new(
+                        Code::SmdDuplicateBoneName,
+                        format!("bone name \"{}\" is used twice", n.name),
+                        n.name_span.in_file(file),
+                        "second bone with this name",
+                    )
+                    .with_secondary(first.name_span.in_file(file), "first bone with this name");
+                    if !same_case {
+                        d.notes
+                            .push("bone names are matched without regard to case".into());
+                    }
+                    self.diags.push(d);
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
+                }
+            }
+        }
+        // Parents: in range, not the bone itself, no cycles.
+        let pos_of = |index: i32| nodes.iter().position(|n| n.index == index);
+        let dense = nodes.iter().enumerate().all(|(i, n)| n.index as usize == i);
+        let find = |index: i32| -> Option<usize> {
+            if dense {
+                (index >= 0 && (index as usize) < nodes.len()).then_some(index as usize)
+            } else {
+                pos_of(index)
+            }
+        };
+        let mut parent_pos: Vec<Option<usize>> = vec![None; nodes.len()];
+        let mut bad = vec![false; nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            if n.parent == -1 {
+                continue;
+            }
+            if n.parent == n.index {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::SmdParentIsSelf,
+                        format!("bone \"{}\" is its own parent", n.name),
+                        n.parent_span.in_file(file),
+                        "the bone's own index",
+                    )
+                    .with_note("a root bone has parent -1"),
+                );
+                bad[i] = true;
+                continue;
+            }
+            match find(n.parent) {
+                Some(p) => parent_pos[i] = Some(p),
+                None => {
+                    let set = BoneSet::from_nodes(nodes);
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::SmdParentOutOfRange,
+                            format!("parent {} of bone \"{}\" is not a bone", n.parent, n.name),
+                            n.parent_span.in_file(file),
+                            "no bone has this index",
+                        )
+                        .with_note(format!("{}; a root bone has parent -1", set.describe())),
+                    );
+                    bad[i] = true;
+                }
+            }
+        }
+        // Cycle detection: walk up from each bone; colour 0 = new, 1 = on the current path, 2 = done.
+        let mut colour = vec![0u8; nodes.len()];
+        for start in 0..nodes.len() {
+            let mut path = Vec::new();
+            let mut cur = Some(start);
+            while let Some(c) = cur {
+                if colour[c] == 2 {
+                    break;
+                }
+                if colour[c] == 1 {
+                    // `c` is on the path: the cycle is path[from..].
+                    let from = path.iter().position(|&x| x == c).unwrap_or(0);
+                    let cycle = &path[from..];
+                    let names: Vec<String> = cycle
+                        .iter()
+                        .map(|&k: &usize| format!("\"{}\"", nodes[k].name))
+                        .collect();
+                    let first = cycle.iter().copied().min().unwrap_or(c);
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::SmdParentCycle,
+                            format!(
+                                "bone parents form a cycle: {} -> {}",
+                                names.join(" -> "),
+                                names.first().cloned().unwrap_or_default()
+                            ),
+                            nodes[first].parent_span.in_file(file),
+                            "this parent closes the cycle",
+                        )
+                        .with_note(
+                            "following parents from any bone must end at a root (parent -1)",
+                        ),
+                    );
+                    for &k in cycle {
+                        bad[k] = true;
+                    }
+                    break;
+                }
+                colour[c] = 1;
+                path.push(c);
+                cur = parent_pos[c];
+            }
+            for &k in &path {
+                colour[k] = 2;
+            }
+        }
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(p) = parent_pos[i] {
+                if p > i && !bad[i] {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::SmdParentAfterChild,
+                            format!("bone \"{}\" is listed before its parent \"{}\"", n.name, nodes[p].name),
+                            n.parent_span.in_file(file),
+                            "parent listed later",
+                        )
+                        .with_secondary(nodes[p].line.in_file(file), "parent listed here")
+                        .with_note("Valve's compilers expect parents before children; the Source compiler makes such a bone a root"),
+                    );
+                }
+            }
+        }
+        self.bones = Some(BoneSet::from_nodes(nodes));
+        self.out.nodes = Some(section);
+    }
+
+    // --- skeleton and vertexanimation ----------------------------------------------------------
+
+    fn frame_line(&mut self, line: Span, kw: Span, vta: bool) {
+        let section = if vta {
+            Section::VertexAnimation
+        } else {
+            Section::Skeleton
+        };
+        if self.is_word(0, "end") && self.toks.len() == 1 {
+            self.close_section(section);
+            return;
+        }
+        if self.reopens_section(line, section, kw) {
+            return;
+        }
+        if self.is_word(0, "time") {
+            self.time_line(line, vta);
+            return;
+        }
+        // A data line.
+        let keep = match self.frame {
+            FrameState::Open => true,
+            FrameState::Poisoned | FrameState::Reported => false,
+            FrameState::None => {
+                self.error(
+                    Code::SmdFrameLineBeforeTime,
+                    "frame line before any `time` line",
+                    line,
+                    "no frame is open",
+                )
+                .notes
+                .push(format!(
+                    "expected `time 0` before the first {} line",
+                    if vta { "vertex" } else { "bone" }
+                ));
+                self.frame = FrameState::Reported;
+                false
+            }
+        };
+        if self.toks.len() != 7 {
+            let found = self.toks.len();
+            self.value_count(
+                line,
+                found,
+                if vta {
+                    "7 values: `index x y z nx ny nz`"
+                } else {
+                    "7 values: `bone x y z rx ry rz`"
+                },
+            );
+            return;
+        }
+        let t0 = self.toks[0];
+        let what = if vta {
+            "a vertex index"
+        } else {
+            "a bone index"
+        };
+        let first = self.int(t0, what);
+        let mut vals = [0f32; 6];
+        let mut ok = first.is_some();
+        for (k, v) in vals.iter_mut().enumerate() {
+            let t = self.toks[k + 1];
+            let what = if k < 3 {
+                "a position"
+            } else if vta {
+                "a normal"
+            } else {
+                "a rotation"
+            };
+            match self.float(t, what) {
+                Some(x) => *v = x,
+                None => ok = false,
+            }
+        }
+        let Some(first) = first else { return };
+        if vta {
+            if first < 0 {
+                self.error(
+                    Code::SmdNegativeVertexIndex,
+                    format!("negative vertex index {first}"),
+                    Self::span(t0),
+                    "negative",
+                )
+                .notes
+                .push("vertex indices count triangle corners of the reference mesh from 0".into());
+                return;
+            }
+            if ok && keep {
+                let d = VertexDelta {
+                    index: first as u32,
+                    pos: [vals[0], vals[1], vals[2]],
+                    normal: [vals[3], vals[4], vals[5]],
+                    line,
+                };
+                if let Some(f) = self
+                    .out
+                    .vertex_animation
+                    .as_mut()
+                    .and_then(|s| s.frames.last_mut())
+                {
+                    f.vertices.push(d);
+                }
+            }
+        } else {
+            if !self.bones().contains(first) {
+                let describe = self.bones().describe();
+                self.error(
+                    Code::SmdUnknownBone,
+                    format!("bone {first} is not declared in `nodes`"),
+                    Self::span(t0),
+                    "unknown bone",
+                )
+                .notes
+                .push(describe);
+                return;
+            }
+            if ok && keep {
+                let pose = BonePose {
+                    bone: first,
+                    pos: [vals[0], vals[1], vals[2]],
+                    rot: [vals[3], vals[4], vals[5]],
+                    line,
+                    bone_span: Self::span(t0),
+                };
+                if let Some(f) = self.out.skeleton.as_mut().and_then(|s| s.frames.last_mut()) {
+                    f.bones.push(pose);
+                }
+            }
+        }
+    }
+
+    fn time_line(&mut self, line: Span, vta: bool) {
+        // `time N`, optionally followed by a comment (already dropped by the lexer).
+        let comment = {
+            let text = self.text(line.start, line.end);
+            let mut toks = Vec::new();
+            lex_line(text, line.start, &mut toks).map(|c| {
+                self.text(c.start, c.end)
+                    .trim_start_matches(['#', ';', '/'])
+                    .trim()
+                    .to_string()
+            })
+        };
+        if self.toks.len() != 2 {
+            let found = self.toks.len() - 1;
+            self.value_count(line, found + 1, "`time` and a frame number");
+            self.frame = FrameState::Poisoned;
+            return;
+        }
+        let t = self.toks[1];
+        let Some(time) = self.int(t, "a frame number") else {
+            self.frame = FrameState::Poisoned;
+            return;
+        };
+        if time < 0 {
+            self.error(
+                Code::SmdNegativeFrame,
+                format!("negative frame number {time}"),
+                Self::span(t),
+                "negative",
+            )
+            .notes
+            .push("frames are numbered from 0".into());
+            self.frame = FrameState::Poisoned;
+            return;
+        }
+        self.frame = FrameState::Open;
+        let time_span = Self::span(t);
+        if vta {
+            if let Some(s) = self.out.vertex_animation.as_mut() {
+                s.frames.push(VertexFrame {
+                    time,
+                    time_span,
+                    vertices: Vec::new(),
+                });
+            }
+        } else if let Some(s) = self.out.skeleton.as_mut() {
+            s.frames.push(FrameBlock {
+                time,
+                time_span,
+                comment,
+                bones: Vec::new(),
+            });
+        }
+    }
+
+    // --- triangles -----------------------------------------------------------------------------
+
+    fn triangle_line(&mut self, line: Span, kw: Span) {
+        let raw = self.text(line.start, line.end);
+        match self.pending {
+            None => self.material_line(line, raw, kw),
+            Some(_) => {
+                let _ = lex_line(raw, line.start, &mut self.toks);
+                self.saw_content |= !self.toks.is_empty();
+                let is_end = self.toks.len() == 1 && self.is_word(0, "end");
+                let looks_like_vertex = !is_end
+                    && (self.toks.len() >= 7
+                        || (self.toks.len() > 1 && self.toks[0].kind == Token::Int));
+                if !looks_like_vertex && !self.toks.is_empty() {
+                    // The triangle ended early: report it once, then read this line as what it is.
+                    self.incomplete_triangle(Some(line));
+                    self.material_line(line, raw, kw);
+                    return;
+                }
+                self.vertex_line(line);
+            }
+        }
+    }
+
+    fn incomplete_triangle(&mut self, next: Option<Span>) {
+        let Some(p) = self.pending.take() else { return };
+        let mut d = Diagnostic::new(
+            Code::SmdIncompleteTriangle,
+            format!(
+                "triangle has {} vertex line{}",
+                p.count,
+                if p.count == 1 { "" } else { "s" }
+            ),
+            p.material_span.in_file(self.file),
+            "triangle starts here",
+        )
+        .with_note("a triangle is a material line followed by exactly three vertex lines");
+        if let Some(n) = next {
+            d = d.with_secondary(n.in_file(self.file), "this line is not a vertex");
+        }
+        self.diags.push(d);
+    }
+
+    fn material_line(&mut self, line: Span, raw: &str, kw: Span) {
+        let trimmed = raw.trim();
+        if trimmed.eq_ignore_ascii_case("end") {
+            self.close_section(Section::Triangles);
+            return;
+        }
+        // Exact spans of the trimmed name.
+        let lead = (raw.len() - raw.trim_start().len()) as u32;
+        let span = Span::new(line.start + lead, line.start + lead + trimmed.len() as u32);
+        if !trimmed.is_empty() {
+            self.saw_content = true;
+            // A lone section keyword where a material is due: the `end` was forgotten.
+            if Section::from_word(trimmed).is_some_and(|s| s != Section::Triangles) {
+                self.toks.clear();
+                let _ = lex_line(raw, line.start, &mut self.toks);
+                if self.reopens_section(line, Section::Triangles, kw) {
+                    return;
+                }
+            }
+            // A vertex line where a material is due: the previous triangle had a fourth vertex.
+            let _ = lex_line(raw, line.start, &mut self.toks);
+            if self.toks.len() >= 9
+                && self.toks[0].kind == Token::Int
+                && self.toks[1..9]
+                    .iter()
+                    .all(|t| matches!(t.kind, Token::Int | Token::Float))
+            {
+                self.error(Code::SmdExtraVertex, "vertex line where a material name is expected", line, "a fourth vertex line")
+                    .notes
+                    .push("a triangle is a material line followed by exactly three vertex lines; this line is skipped".into());
+                return;
+            }
+        }
+        let (material, drop) = if trimmed.is_empty() {
+            self.error(Code::SmdEmptyMaterial, "triangle with an empty material name", Span::new(line.start, line.end), "blank material line")
+                .notes
+                .push("the triangle is dropped, as Valve's compilers do; its three vertex lines are still read".into());
+            (0, true)
+        } else {
+            let tris = match self.out.triangles.as_mut() {
+                Some(t) => t,
+                None => return,
+            };
+            let (i, _) = tris.materials.insert_full(trimmed.to_string());
+            (i as u32, false)
+        };
+        self.pending = Some(PendingTriangle {
+            material,
+            material_span: span,
+            count: 0,
+            vertices: [Vertex::default(); 3],
+            drop,
+        });
+    }
+
+    fn vertex_line(&mut self, line: Span) {
+        let n = self.toks.len();
+        let mut ok = true;
+        if n < 9 {
+            self.value_count(line, n, "at least 9 values: `bone x y z nx ny nz u v`");
+            ok = false;
+        }
+        let mut v = Vertex {
+            line,
+            ..Vertex::default()
+        };
+        if ok {
+            let t0 = self.toks[0];
+            v.bone_span = Self::span(t0);
+            match self.int(t0, "a bone index") {
+                Some(b) if self.bones().contains(b) => v.bone = b,
+                Some(b) => {
+                    let describe = self.bones().describe();
+                    self.error(
+                        Code::SmdVertexBoneOutOfRange,
+                        format!("vertex bone {b} is not declared in `nodes`"),
+                        Self::span(t0),
+                        "unknown bone",
+                    )
+                    .notes
+                    .push(describe);
+                    ok = false;
+                }
+                None => ok = false,
+            }
+            let mut vals = [0f32; 8];
+            for (k, val) in vals.iter_mut().enumerate() {
+                let what = match k {
+                    0..=2 => "a position",
+                    3..=5 => "a normal",
+                    _ => "a texture coordinate",
+                };
+                match self.float(self.toks[k + 1], what) {
+                    Some(x) => *val = x,
+                    None => ok = false,
+                }
+            }
+            v.pos = [vals[0], vals[1], vals[2]];
+            v.normal = [vals[3], vals[4], vals[5]];
+            v.uv = [vals[6], vals[7]];
+            if n > 9 {
+                v.has_link_count = true;
+                ok &= self.links(&mut v);
+            }
+        }
+        if let Some(p) = self.pending.as_mut() {
+            if p.count < 3 {
+                p.vertices[p.count] = v;
+            }
+            p.count += 1;
+            p.drop |= !ok;
+            if p.count == 3 {
+                let p = *p;
+                self.pending = None;
+                if !p.drop {
+                    if let Some(t) = self.out.triangles.as_mut() {
+                        t.triangles.push(Triangle {
+                            material: p.material,
+                            material_span: p.material_span,
+                            vertices: p.vertices,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads `count bone weight …` after the nine vertex values. Returns false on an error.
+    fn links(&mut self, v: &mut Vertex) -> bool {
+        let tc = self.toks[9];
+        let Some(count) = self.int(tc, "a link count") else {
+            return false;
+        };
+        let pairs = self.toks.len() - 10;
+        if count < 0 || pairs != 2 * count as usize {
+            let (label, note) = if count < 0 {
+                (
+                    "negative link count".to_string(),
+                    "the link count is how many `bone weight` pairs follow".to_string(),
+                )
+            } else {
+                (
+                    format!("says {count} link{}", if count == 1 { "" } else { "s" }),
+                    format!(
+                        "{count} link{} need {} values after the count; the line has {pairs}",
+                        if count == 1 { "" } else { "s" },
+                        2 * count as i64
+                    ),
+                )
+            };
+            self.error(
+                Code::SmdLinkCountMismatch,
+                "link count does not match the bone/weight pairs that follow",
+                Self::span(tc),
+                label,
+            )
+            .notes
+            .push(note);
+            return false;
+        }
+        let mut ok = true;
+        let first = self.out.triangles.as_ref().map_or(0, |t| t.links.len()) as u32;
+        let mut sum = 0f32;
+        let mut dup = false;
+        let mut links: Vec<Link> = Vec::with_capacity(count as usize);
+        for k in 0..count as usize {
+            let tb = self.toks[10 + 2 * k];
+            let tw = self.toks[11 + 2 * k];
+            let bone = self.int(tb, "a link bone index");
+            let weight = self.float(tw, "a weight");
+            if let Some(b) = bone {
+                if !self.bones().contains(b) {
+                    let describe = self.bones().describe();
+                    self.error(
+                        Code::SmdLinkBoneOutOfRange,
+                        format!("link bone {b} is not declared in `nodes`"),
+                        Self::span(tb),
+                        "unknown bone",
+                    )
+                    .notes
+                    .push(describe);
+                    ok = false;
+                }
+            }
+            if let Some(w) = weight {
+                if !(0.0..=1.0).contains(&w) {
+                    self.error(
+                        Code::SmdWeightOutOfRange,
+                        format!("weight {} is outside 0..1", self.tok_text(tw)),
+                        Self::span(tw),
+                        "out of range",
+                    )
+                    .notes
+                    .push("a weight is the bone's share of the vertex, from 0 to 1".into());
+                    ok = false;
+                }
+                sum += w;
+            }
+            match (bone, weight) {
+                (Some(b), Some(w)) => {
+                    dup |= links.iter().any(|l| l.bone == b);
+                    links.push(Link {
+                        bone: b,
+                        weight: w,
+                        bone_span: Self::span(tb),
+                    });
+                }
+                _ => ok = false,
+            }
+        }
+        if !ok {
+            return false;
+        }
+        if count > 0 && (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
+            self.repeat_warning(RepeatKind::WeightSum, v.line, sum);
+        }
+        if dup {
+            self.repeat_warning(RepeatKind::DuplicateLink, v.line, sum);
+        }
+        if let Some(t) = self.out.triangles.as_mut() {
+            t.links.extend_from_slice(&links);
+        }
+        v.links = (first, count as u32);
+        true
+    }
+
+    fn repeat_warning(&mut self, kind: RepeatKind, line: Span, sum: f32) {
+        let at = self.diags.len();
+        let counter = match kind {
+            RepeatKind::WeightSum => &mut self.weight_sum,
+            RepeatKind::DuplicateLink => &mut self.duplicate_link,
+        };
+        counter.count += 1;
+        if counter.first.is_some() {
+            return;
+        }
+        counter.first = Some(at);
+        let d = match kind {
+            RepeatKind::WeightSum => Diagnostic::new(
+                Code::SmdWeightSum,
+                format!("vertex weights add up to {sum}, not 1"),
+                line.in_file(self.file),
+                "weights of this vertex",
+            )
+            .with_note("the weights are scaled to add up to 1"),
+            RepeatKind::DuplicateLink => Diagnostic::new(
+                Code::SmdDuplicateLink,
+                "vertex lists the same bone in two links",
+                line.in_file(self.file),
+                "bone repeated in this vertex",
+            )
+            .with_note("the weights of the repeated bone are added together"),
+        };
+        self.diags.push(d);
+    }
+
+    // --- end of file ---------------------------------------------------------------------------
+
+    fn end_of_file(&mut self) {
+        let eof = Span::new(self.src.len() as u32, self.src.len() as u32);
+        match self.state {
+            State::In(section, kw) => {
+                let mut note = None;
+                if let Some(p) = self.pending.take() {
+                    note = Some(format!(
+                        "the last triangle has only {} vertex line{}",
+                        p.count,
+                        if p.count == 1 { "" } else { "s" }
+                    ));
+                }
+                self.unclosed(section, kw, eof, "file ends here");
+                if let (Some(n), Some(d)) = (note, self.diags.last_mut()) {
+                    d.notes.push(n);
+                }
+                self.close_section(section);
+            }
+            State::Skip(kw) => {
+                self.error(
+                    Code::SmdUnclosedSection,
+                    "skipped section is not closed by `end`",
+                    eof,
+                    "file ends here",
+                )
+                .notes
+                .push("expected a line `end`".into());
+                let _ = kw;
+            }
+            State::Top => {}
+        }
+        if !self.saw_content {
+            let d = Diagnostic::new(Code::EmptyFile, "file has no content", eof.in_file(self.file), "file ends here")
+                .with_note("an SMD file starts with `version 1` followed by `nodes`, `skeleton` and, for a mesh, `triangles`");
+            self.diags.push(d);
+            return;
+        }
+        if self.out.version.is_none() && self.first_keyword.iter().any(Option::is_some) {
+            let at = self
+                .first_keyword
+                .iter()
+                .flatten()
+                .map(|s| s.start)
+                .min()
+                .unwrap_or(0);
+            self.diags.push(
+                Diagnostic::new(
+                    Code::SmdMissingVersion,
+                    "no `version` line",
+                    Span::new(at, at).in_file(self.file),
+                    "expected `version 1` before this",
+                )
+                .with_note("SMD files start with `version 1`"),
+            );
+        }
+        for (section, what) in [
+            (Section::Nodes, "the bones"),
+            (Section::Skeleton, "the bone poses"),
+        ] {
+            if self.first_keyword[Self::section_slot(section)].is_none() {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::SmdMissingSection,
+                        format!("no `{}` section", section.name()),
+                        eof.in_file(self.file),
+                        "file ends here",
+                    )
+                    .with_note(format!(
+                        "every SMD file has a `{}` section listing {what}",
+                        section.name()
+                    )),
+                );
+            }
+        }
+        if let Some(s) = &self.out.skeleton {
+            if s.frames.is_empty() && !self.diags.iter().any(|d| d.is_error()) {
+                let kw = s.keyword;
+                self.error(
+                    Code::SmdNoFrames,
+                    "`skeleton` has no frame",
+                    kw,
+                    "empty section",
+                )
+                .notes
+                .push("expected `time 0` followed by one line per bone".into());
+            }
+        }
+        for counter in [&self.weight_sum, &self.duplicate_link] {
+            if let Some(i) = counter.first {
+                if counter.count > 1 {
+                    let more = counter.count - 1;
+                    if let Some(d) = self.diags.get_mut(i) {
+                        d.notes.push(format!(
+                            "{more} more vertex line{} in this file {} the same",
+                            if more == 1 { "" } else { "s" },
+                            if more == 1 { "does" } else { "do" }
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> Parsed {
+        Parsed {
+            smd: self.out,
+            diagnostics: self.diags,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum RepeatKind {
+    WeightSum,
+    DuplicateLink,
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo.
+pub fn suggest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&w, c), *c))
+        .filter(|&(d, c)| d <= (c.len() / 3).max(1))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over bytes.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
