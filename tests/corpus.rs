@@ -15,19 +15,29 @@ pub fn corpus_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{} is missing; CI must have ../shared beside the checkout", dir.display());
+        panic!(
+            "{} is missing; CI must have ../shared beside the checkout",
+            dir.display()
+        );
     }
     eprintln!("skipping: {} not found (not under CI)", dir.display());
     None
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
             walk(&p, out);
-        } else if p.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("smd") || e.eq_ignore_ascii_case("vta")) {
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("smd") || e.eq_ignore_ascii_case("vta"))
+        {
             out.push(p);
         }
     }
@@ -39,15 +49,33 @@ fn every_corpus_smd_and_vta_passes_check() {
     let mut files = Vec::new();
     walk(&dir, &mut files);
     // SOURCES.md: 561 SMD/VTA files in the development corpus; fewer means the walk is broken.
-    assert!(files.len() >= 500, "only {} SMD/VTA files found under {}", files.len(), dir.display());
+    assert!(
+        files.len() >= 500,
+        "only {} SMD/VTA files found under {}",
+        files.len(),
+        dir.display()
+    );
     let mut failures = Vec::new();
     let (mut triangles, mut frames, mut shapes) = (0usize, 0usize, 0usize);
     for path in &files {
         let mut sources = Sources::new();
         let mut diags = Vec::new();
-        let (id, ok) = driver::add_text(&mut sources, &path.display().to_string(), std::fs::read(path).unwrap(), &mut diags);
-        let model = if ok { driver::check_smd(&sources, id, &mut diags) } else { None };
-        let errors: Vec<String> = diags.iter().filter(|d| d.is_error()).map(|d| render_plain(&sources, d)).collect();
+        let (id, ok) = driver::add_text(
+            &mut sources,
+            &path.display().to_string(),
+            std::fs::read(path).unwrap(),
+            &mut diags,
+        );
+        let model = if ok {
+            driver::check_smd(&sources, id, &mut diags)
+        } else {
+            None
+        };
+        let errors: Vec<String> = diags
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| render_plain(&sources, d))
+            .collect();
         if !errors.is_empty() || model.is_none() {
             failures.push(format!("{}:\n{}", path.display(), errors.join("")));
             continue;
@@ -58,10 +86,22 @@ fn every_corpus_smd_and_vta_passes_check() {
         shapes += model.flex.as_ref().map_or(0, |f| f.shapes.len());
         assert!(!model.skeleton.is_empty(), "{}: no bones", path.display());
     }
-    assert!(failures.is_empty(), "{} of {} files have errors:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} files have errors:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
     // The corpus has meshes, animations and flex shapes; each kind must have been read.
-    assert!(triangles > 0 && frames > 0 && shapes > 0, "{triangles} triangles, {frames} frames, {shapes} shapes");
-    eprintln!("{} files: {triangles} triangles, {frames} frames, {shapes} shapes", files.len());
+    assert!(
+        triangles > 0 && frames > 0 && shapes > 0,
+        "{triangles} triangles, {frames} frames, {shapes} shapes"
+    );
+    eprintln!(
+        "{} files: {triangles} triangles, {frames} frames, {shapes} shapes",
+        files.len()
+    );
 }
 
 /// QUIRKS.md §2.11: male_06's VTA frame 0 lists 14,112 corners (4,704 triangles × 3) and frames
@@ -71,10 +111,18 @@ fn male06_vta_shapes_match_the_catalogue() {
     let Some(dir) = corpus_dir() else { return };
     let mut files = Vec::new();
     walk(&dir.join("sdk-male06"), &mut files);
-    let vta = files.iter().find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("vta"))).expect("male_06 has a VTA");
+    let vta = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("vta")))
+        .expect("male_06 has a VTA");
     let mut sources = Sources::new();
     let mut diags = Vec::new();
-    let (id, ok) = driver::add_text(&mut sources, "male06.vta", std::fs::read(vta).unwrap(), &mut diags);
+    let (id, ok) = driver::add_text(
+        &mut sources,
+        "male06.vta",
+        std::fs::read(vta).unwrap(),
+        &mut diags,
+    );
     assert!(ok);
     let model = driver::check_smd(&sources, id, &mut diags).expect("no error");
     let shapes = &model.flex.expect("vertexanimation").shapes;

@@ -6,8 +6,13 @@
 use std::path::Path;
 
 fn files_in(dir: &Path) -> Vec<Vec<u8>> {
-    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut paths: Vec<_> = rd.map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = rd
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
     paths.sort();
     paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
 }
@@ -37,9 +42,35 @@ impl Rng {
 }
 
 const DICTIONARY: &[&[u8]] = &[
-    b"\n", b"\r\n", b" ", b"\t", b"\"", b"end\n", b"time ", b"time -1\n", b"-", b"1e999", b"nan", b"0", b".", b",",
-    b"triangles\n", b"nodes\n", b"skeleton\n", b"vertexanimation\n", b"version 2\n", b"\0", b"\xff", b"\xc3\xa9",
-    b"# c", b"// c", b"99999999999", b"-2147483648", b"2147483647", b"3 ", b"0 0.5 1 0.5",
+    b"\n",
+    b"\r\n",
+    b" ",
+    b"\t",
+    b"\"",
+    b"end\n",
+    b"time ",
+    b"time -1\n",
+    b"-",
+    b"1e999",
+    b"nan",
+    b"0",
+    b".",
+    b",",
+    b"triangles\n",
+    b"nodes\n",
+    b"skeleton\n",
+    b"vertexanimation\n",
+    b"version 2\n",
+    b"\0",
+    b"\xff",
+    b"\xc3\xa9",
+    b"# c",
+    b"// c",
+    b"99999999999",
+    b"-2147483648",
+    b"2147483647",
+    b"3 ",
+    b"0 0.5 1 0.5",
 ];
 
 fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
@@ -61,8 +92,14 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
             3 => data.truncate(at),
             4 => {
                 // Duplicate a line.
-                let start = data[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                let end = data[at..].iter().position(|&b| b == b'\n').map_or(data.len(), |i| at + i + 1);
+                let start = data[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+                let end = data[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(data.len(), |i| at + i + 1);
                 let line = data[start..end].to_vec();
                 data.splice(end..end, line);
             }

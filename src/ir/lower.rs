@@ -174,7 +174,14 @@ fn lower_frames(
                 at.in_file(file),
                 "frame number far beyond the others",
             )
-            .with_note(format!("mdlc holds at most {MAX_FRAMES} frames per animation; is this frame number a typo?")),
+            .with_note(if num_frames > MAX_FRAMES {
+                format!("mdlc holds at most {MAX_FRAMES} frames per animation; is this frame number a typo?")
+            } else {
+                format!(
+                    "the file gives only {lines} bone values for {entries} frame-and-bone slots; \
+                     is a frame number a typo?"
+                )
+            }),
         );
         return Animation {
             num_bones,
@@ -248,7 +255,12 @@ fn lower_frames(
             diags.push(
                 Diagnostic::new(
                     Code::SmdFrameGap,
-                    format!("{} frame{} between {min} and {max} missing", gaps.len(), if gaps.len() == 1 { " is" } else { "s are" }),
+                    format!(
+                        "{} frame{} between {min} and {max} {} missing",
+                        gaps.len(),
+                        if gaps.len() == 1 { "" } else { "s" },
+                        if gaps.len() == 1 { "is" } else { "are" }
+                    ),
                     after.time_span.in_file(file),
                     format!("frame {first_gap} is missing before this one"),
                 )

@@ -141,3 +141,138 @@ mod tests {
         assert_eq!(kinds(""), vec![]);
     }
 }
+
+/// Powers of ten that are exact in `f64`.
+const POW10_F64: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Parses a number token (`Int` or `Float`) the way C's `strtof` does: correctly rounded.
+///
+/// Most SMD numbers are short decimals (`-12.345678`): when the digits fit in 53 bits and
+/// there are at most 22 decimals, both the digits and the power of ten are exact `f64`s, so one
+/// IEEE division gives the correctly rounded double (Clinger's fast path); rounding that to
+/// `f32` is exact too unless the double lies exactly halfway between two `f32`s, which is
+/// checked. Everything else goes to the standard library's parser. Returns `None` for a result
+/// that is not finite.
+pub fn parse_f32(s: &str) -> Option<f32> {
+    let b = s.as_bytes();
+    let (neg, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let mut m: u64 = 0;
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    let mut frac = 0usize;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let frac_start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(b[i] - b'0'));
+            i += 1;
+        }
+        frac = i - frac_start;
+        digits += frac;
+    }
+    // At most 18 digits cannot overflow the u64 above; an exponent goes the slow way.
+    if i == b.len() && digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
+        // Digits and power of ten are exact doubles: one division rounds correctly to f64.
+        let x = m as f64 / POW10_F64[frac];
+        // Rounding that double to f32 equals rounding the exact value, unless the double sits
+        // exactly halfway between two f32s (double rounding): then take the slow path.
+        let halfway = x.to_bits() & ((1 << 29) - 1) == 1 << 28;
+        if x == 0.0 || (!halfway && x >= f32::MIN_POSITIVE as f64 && x <= f32::MAX as f64) {
+            let v = x as f32;
+            return Some(if neg { -v } else { v });
+        }
+    }
+    s.parse::<f32>().ok().filter(|v| v.is_finite())
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::parse_f32;
+
+    #[test]
+    fn fast_path_agrees_with_the_standard_parser() {
+        let mut state = 0x2545F4914F6CDD1Du64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let int = (state >> 40) % 100_000;
+            let dec = (state >> 8) % 10_000_000;
+            let places = (state % 8) as usize;
+            let sign = if state & 0x10 != 0 { "-" } else { "" };
+            let s = format!(
+                "{sign}{int}.{:0width$}",
+                dec % 10u64.pow(places as u32),
+                width = places
+            );
+            assert_eq!(
+                parse_f32(&s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        // Long digit strings with the point anywhere, near f32 halfway points and beyond 2^53.
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = 1 + (state % 19) as usize;
+            let digits: String = (0..len)
+                .map(|k| char::from(b'0' + ((state >> (k * 3 % 60)) % 10) as u8))
+                .collect();
+            let point = ((state >> 32) as usize) % (len + 1);
+            let s = format!("{}.{}", &digits[..point], &digits[point..]);
+            assert_eq!(
+                parse_f32(&s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        // Exactly halfway between two f32s (1 + 2^-24), and just beside it.
+        for s in [
+            "1.000000059604644775390625",
+            "1.00000005960464477539",
+            "1.0000000596046448",
+            "16777217",
+            "16777217.0",
+        ] {
+            assert_eq!(
+                parse_f32(s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        for s in [
+            "0",
+            "-0",
+            "-0.000000",
+            "1.",
+            ".5",
+            "+3",
+            "16777217",
+            "0.1",
+            "1e-05",
+            "3.4028235e38",
+            "123456789.123456789",
+        ] {
+            assert_eq!(
+                parse_f32(s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        assert_eq!(parse_f32("1e999"), None);
+        assert_eq!(parse_f32("-1e999"), None);
+    }
+}

@@ -12,7 +12,7 @@
 use crate::diag::{Code, Diagnostic, FileId, Span};
 
 use super::ast::*;
-use super::lexer::{lex_line, Tok, Token};
+use super::lexer::{lex_line, parse_f32, Tok, Token};
 
 /// A weight sum further than this from 1 gets [`Code::SmdWeightSum`]. Exporters print six
 /// decimals, so ten links can be off by 5e-6 through rounding alone.
@@ -92,18 +92,25 @@ struct BoneSet {
 }
 
 impl BoneSet {
-    fn from_nodes(nodes: &[Node]) -> BoneSet {
-        let dense = nodes
-            .iter()
-            .enumerate()
-            .all(|(i, n)| n.index as usize == i && n.index >= 0);
+    /// The bones of `nodes`, plus the indices of node lines that were reported as broken (so
+    /// that references to them are not reported a second time).
+    fn from_nodes(nodes: &[Node], broken: &[i32]) -> BoneSet {
+        let dense = broken.is_empty()
+            && nodes
+                .iter()
+                .enumerate()
+                .all(|(i, n)| n.index as usize == i && n.index >= 0);
         if dense {
             return BoneSet {
                 dense: Some(nodes.len()),
                 sorted: Vec::new(),
             };
         }
-        let mut sorted: Vec<i32> = nodes.iter().map(|n| n.index).collect();
+        let mut sorted: Vec<i32> = nodes
+            .iter()
+            .map(|n| n.index)
+            .chain(broken.iter().copied())
+            .collect();
         sorted.sort_unstable();
         sorted.dedup();
         BoneSet {
@@ -166,12 +173,19 @@ struct Parser<'a> {
     frame: FrameState,
     pending: Option<PendingTriangle>,
     bones: Option<BoneSet>,
+    /// Bone indices of `nodes` lines that had an error (the index as written, or the expected
+    /// one if it was unreadable): references to them are not reported again.
+    broken_bones: Vec<i32>,
+    /// Index ranges reported as skipped: a later line filling the gap is not reported again.
+    skipped_indices: Vec<(i32, i32)>,
     /// First `nodes`/`skeleton`/… keyword seen, for "duplicate section" notes.
     first_keyword: [Option<Span>; 4],
     weight_sum: Repeated,
     duplicate_link: Repeated,
     /// Whether the file had anything besides blank lines and comments.
     saw_content: bool,
+    /// Whether a `version` line was seen, even a broken one (reported on its own).
+    saw_version: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -186,10 +200,13 @@ impl<'a> Parser<'a> {
             frame: FrameState::None,
             pending: None,
             bones: None,
+            broken_bones: Vec::new(),
+            skipped_indices: Vec::new(),
             first_keyword: [None; 4],
             weight_sum: Repeated::default(),
             duplicate_link: Repeated::default(),
             saw_content: false,
+            saw_version: false,
         }
     }
 
@@ -231,7 +248,11 @@ impl<'a> Parser<'a> {
                         Code::SmdNumberOutOfRange,
                         format!("{what} `{s}` is out of range"),
                         Self::span(t),
-                        "too large",
+                        if s.starts_with('-') {
+                            "too small"
+                        } else {
+                            "too large"
+                        },
                     )
                     .notes
                     .push(format!(
@@ -254,7 +275,7 @@ impl<'a> Parser<'a> {
                 None
             }
             _ => {
-                self.malformed_number(t, what);
+                self.malformed_number(t, what, true);
                 None
             }
         }
@@ -265,9 +286,9 @@ impl<'a> Parser<'a> {
         match t.kind {
             Token::Int | Token::Float => {
                 let s = self.tok_text(t);
-                match s.parse::<f32>() {
-                    Ok(v) if v.is_finite() => Some(v),
-                    _ => {
+                match parse_f32(s) {
+                    Some(v) => Some(v),
+                    None => {
                         self.error(
                             Code::SmdNumberOutOfRange,
                             format!("{what} `{s}` is out of range"),
@@ -284,13 +305,13 @@ impl<'a> Parser<'a> {
                 }
             }
             _ => {
-                self.malformed_number(t, what);
+                self.malformed_number(t, what, false);
                 None
             }
         }
     }
 
-    fn malformed_number(&mut self, t: Tok, what: &str) {
+    fn malformed_number(&mut self, t: Tok, what: &str, whole: bool) {
         let s = self.tok_text(t);
         let lower = s.to_ascii_lowercase();
         let (code, label, note) = if matches!(
@@ -307,6 +328,12 @@ impl<'a> Parser<'a> {
                 Code::SmdMalformedNumber,
                 "not a number",
                 "SMD uses `.` as the decimal separator, as in `1.5`".to_string(),
+            )
+        } else if whole {
+            (
+                Code::SmdMalformedNumber,
+                "not a number",
+                format!("{what} is a whole number such as `0` or `12`"),
             )
         } else {
             (
@@ -325,14 +352,12 @@ impl<'a> Parser<'a> {
         .push(note);
     }
 
-    /// Reports the wrong number of values on a line. `found` tokens; `expected` describes.
-    fn value_count(&mut self, line: Span, found: usize, expected: &str) {
+    /// Reports the wrong number of values on a line. `found` values; `expected` describes;
+    /// `extra` is the token index of the first value too many, if there are too many.
+    fn value_count(&mut self, line: Span, found: usize, expected: &str, extra: Option<usize>) {
         // Point at the first extra value, or at the end of the line when values are missing.
-        let (at, label) = if found > 0 && self.toks.len() > found.min(self.toks.len()) {
-            (
-                Self::span(self.toks[found.min(self.toks.len())]),
-                "unexpected value".to_string(),
-            )
+        let (at, label) = if let Some(&t) = extra.and_then(|i| self.toks.get(i)) {
+            (Self::span(t), "unexpected value".to_string())
         } else {
             (
                 Span::new(line.end, line.end),
@@ -347,6 +372,12 @@ impl<'a> Parser<'a> {
             if found == 1 { "" } else { "s" }
         );
         self.error(Code::SmdValueCount, message, at, label);
+    }
+
+    /// Whether `bone` may be referenced: it is declared in `nodes`, or no `nodes` section has
+    /// been read (a missing section is reported once, at the end, not on every line).
+    fn bone_known(&self, bone: i32) -> bool {
+        self.bones.as_ref().is_none_or(|s| s.contains(bone))
     }
 
     fn bones(&self) -> &BoneSet {
@@ -471,6 +502,7 @@ impl<'a> Parser<'a> {
                         line,
                         self.toks.len() - 1,
                         &format!("no value after `{}`", section.name()),
+                        Some(1),
                     );
                 }
                 self.open_section(section, Self::span(first));
@@ -513,8 +545,15 @@ impl<'a> Parser<'a> {
     }
 
     fn version_line(&mut self, line: Span) {
+        self.saw_version = true;
         if self.toks.len() != 2 {
-            self.value_count(line, self.toks.len() - 1, "one value after `version`");
+            let extra = (self.toks.len() > 2).then_some(2);
+            self.value_count(
+                line,
+                self.toks.len() - 1,
+                "one value after `version`",
+                extra,
+            );
             return;
         }
         let t = self.toks[1];
@@ -599,9 +638,29 @@ impl<'a> Parser<'a> {
         if self.reopens_section(line, Section::Nodes, kw) {
             return;
         }
+        // An unclosed quote swallows the rest of the line: that is the mistake to report, not
+        // the number of values it leaves.
+        if let Some(&tn) = self.toks.iter().find(|t| t.kind == Token::UnclosedQuote) {
+            self.error(
+                Code::SmdBadName,
+                "bone name has no closing quote",
+                Self::span(tn),
+                "quote opened here",
+            )
+            .notes
+            .push("bone names are written in double quotes: `0 \"Bip01 Pelvis\" -1`".into());
+            self.broken_node_line();
+            return;
+        }
         if self.toks.len() != 3 {
             let found = self.toks.len();
-            self.value_count(line, found, "`index \"name\" parent`");
+            self.value_count(
+                line,
+                found,
+                "`index \"name\" parent`",
+                (found > 3).then_some(3),
+            );
+            self.broken_node_line();
             return;
         }
         let (ti, tn, tp) = (self.toks[0], self.toks[1], self.toks[2]);
@@ -629,14 +688,18 @@ impl<'a> Parser<'a> {
         };
         let parent = self.int(tp, "a parent index");
         let (Some(index), Some(name), Some(parent)) = (index, name, parent) else {
+            self.broken_node_line();
             return;
         };
+        let expected = self.next_bone_index();
         let nodes = match self.out.nodes.as_mut() {
             Some(n) => n,
             None => return,
         };
-        let max = nodes.nodes.iter().map(|n| n.index).max();
-        let expected = max.map_or(0, |m| m.saturating_add(1));
+        let fills_gap = self
+            .skipped_indices
+            .iter()
+            .any(|&(a, b)| (a..=b).contains(&index));
         if index != expected {
             let dup = nodes
                 .nodes
@@ -644,6 +707,9 @@ impl<'a> Parser<'a> {
                 .find(|n| n.index == index)
                 .map(|n| n.index_span);
             let file = self.file;
+            if index > expected && dup.is_none() {
+                self.skipped_indices.push((expected, index - 1));
+            }
             let mut d = match dup {
                 Some(first) => Diagnostic::new(
                     Code::SmdBoneIndexOrder,
@@ -674,7 +740,10 @@ impl<'a> Parser<'a> {
             };
             d.notes
                 .push("bones are numbered from 0 in the order they are listed".into());
-            self.diags.push(d);
+            // A line filling a gap already reported (`0 2 1`) is the same mistake.
+            if dup.is_some() || !fills_gap {
+                self.diags.push(d);
+            }
         }
         if let Some(nodes) = self.out.nodes.as_mut() {
             nodes.nodes.push(Node {
@@ -687,6 +756,29 @@ impl<'a> Parser<'a> {
                 parent_span: Self::span(tp),
             });
         }
+    }
+
+    /// The index the next `nodes` line should have: one more than the largest so far.
+    fn next_bone_index(&self) -> i32 {
+        self.out
+            .nodes
+            .iter()
+            .flat_map(|s| s.nodes.iter().map(|n| n.index))
+            .chain(self.broken_bones.iter().copied())
+            .max()
+            .map_or(0, |m| m.saturating_add(1))
+    }
+
+    /// Records a `nodes` line that was reported as broken, so that its index is neither
+    /// reported as missing by the next line nor as undeclared where it is used.
+    fn broken_node_line(&mut self) {
+        let written = self
+            .toks
+            .first()
+            .filter(|t| t.kind == Token::Int)
+            .and_then(|t| self.tok_text(*t).parse::<i32>().ok());
+        let index = written.unwrap_or_else(|| self.next_bone_index());
+        self.broken_bones.push(index);
     }
 
     /// Checks names and parents once the whole `nodes` list is known.
@@ -753,8 +845,10 @@ impl<'a> Parser<'a> {
             }
             match find(n.parent) {
                 Some(p) => parent_pos[i] = Some(p),
+                // The parent's own line was broken and has been reported.
+                None if self.broken_bones.contains(&n.parent) => {}
                 None => {
-                    let set = BoneSet::from_nodes(nodes);
+                    let set = BoneSet::from_nodes(nodes, &self.broken_bones);
                     self.diags.push(
                         Diagnostic::new(
                             Code::SmdParentOutOfRange,
@@ -830,7 +924,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.bones = Some(BoneSet::from_nodes(nodes));
+        self.bones = Some(BoneSet::from_nodes(nodes, &self.broken_bones));
         self.out.nodes = Some(section);
     }
 
@@ -883,6 +977,7 @@ impl<'a> Parser<'a> {
                 } else {
                     "7 values: `bone x y z rx ry rz`"
                 },
+                (found > 7).then_some(7),
             );
             return;
         }
@@ -939,7 +1034,7 @@ impl<'a> Parser<'a> {
                 }
             }
         } else {
-            if !self.bones().contains(first) {
+            if !self.bone_known(first) {
                 let describe = self.bones().describe();
                 self.error(
                     Code::SmdUnknownBone,
@@ -980,7 +1075,12 @@ impl<'a> Parser<'a> {
         };
         if self.toks.len() != 2 {
             let found = self.toks.len() - 1;
-            self.value_count(line, found + 1, "`time` and a frame number");
+            self.value_count(
+                line,
+                found + 1,
+                "`time` and a frame number",
+                (found > 1).then_some(2),
+            );
             self.frame = FrameState::Poisoned;
             return;
         }
@@ -1123,7 +1223,12 @@ impl<'a> Parser<'a> {
         let n = self.toks.len();
         let mut ok = true;
         if n < 9 {
-            self.value_count(line, n, "at least 9 values: `bone x y z nx ny nz u v`");
+            self.value_count(
+                line,
+                n,
+                "at least 9 values: `bone x y z nx ny nz u v`",
+                None,
+            );
             ok = false;
         }
         let mut v = Vertex {
@@ -1134,7 +1239,7 @@ impl<'a> Parser<'a> {
             let t0 = self.toks[0];
             v.bone_span = Self::span(t0);
             match self.int(t0, "a bone index") {
-                Some(b) if self.bones().contains(b) => v.bone = b,
+                Some(b) if self.bone_known(b) => v.bone = b,
                 Some(b) => {
                     let describe = self.bones().describe();
                     self.error(
@@ -1225,17 +1330,16 @@ impl<'a> Parser<'a> {
             return false;
         }
         let mut ok = true;
-        let first = self.out.triangles.as_ref().map_or(0, |t| t.links.len()) as u32;
+        let first = self.out.triangles.as_ref().map_or(0, |t| t.links.len());
         let mut sum = 0f32;
         let mut dup = false;
-        let mut links: Vec<Link> = Vec::with_capacity(count as usize);
         for k in 0..count as usize {
             let tb = self.toks[10 + 2 * k];
             let tw = self.toks[11 + 2 * k];
             let bone = self.int(tb, "a link bone index");
             let weight = self.float(tw, "a weight");
             if let Some(b) = bone {
-                if !self.bones().contains(b) {
+                if !self.bone_known(b) {
                     let describe = self.bones().describe();
                     self.error(
                         Code::SmdLinkBoneOutOfRange,
@@ -1262,10 +1366,13 @@ impl<'a> Parser<'a> {
                 }
                 sum += w;
             }
-            match (bone, weight) {
-                (Some(b), Some(w)) => {
-                    dup |= links.iter().any(|l| l.bone == b);
-                    links.push(Link {
+            match (bone, weight, self.out.triangles.as_mut()) {
+                (Some(b), Some(w), Some(t)) => {
+                    dup |= t
+                        .links
+                        .get(first..)
+                        .is_some_and(|ls| ls.iter().any(|l| l.bone == b));
+                    t.links.push(Link {
                         bone: b,
                         weight: w,
                         bone_span: Self::span(tb),
@@ -1275,6 +1382,9 @@ impl<'a> Parser<'a> {
             }
         }
         if !ok {
+            if let Some(t) = self.out.triangles.as_mut() {
+                t.links.truncate(first);
+            }
             return false;
         }
         if count > 0 && (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
@@ -1283,10 +1393,7 @@ impl<'a> Parser<'a> {
         if dup {
             self.repeat_warning(RepeatKind::DuplicateLink, v.line, sum);
         }
-        if let Some(t) = self.out.triangles.as_mut() {
-            t.links.extend_from_slice(&links);
-        }
-        v.links = (first, count as u32);
+        v.links = (first as u32, count as u32);
         true
     }
 
@@ -1323,7 +1430,10 @@ impl<'a> Parser<'a> {
     // --- end of file ---------------------------------------------------------------------------
 
     fn end_of_file(&mut self) {
-        let eof = Span::new(self.src.len() as u32, self.src.len() as u32);
+        // The end of the last non-blank text, so that the line shown is one the file has (not
+        // the empty "line" after a final newline).
+        let end = self.src.trim_end().len() as u32;
+        let eof = Span::new(end, end);
         match self.state {
             State::In(section, kw) => {
                 let mut note = None;
@@ -1359,7 +1469,7 @@ impl<'a> Parser<'a> {
             self.diags.push(d);
             return;
         }
-        if self.out.version.is_none() && self.first_keyword.iter().any(Option::is_some) {
+        if !self.saw_version && self.first_keyword.iter().any(Option::is_some) {
             let at = self
                 .first_keyword
                 .iter()

@@ -1,0 +1,257 @@
+//! The `mdlc` binary: exit codes, JSON output, help texts, and that `check` writes nothing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(ROOT).join("testdata/smd").join(rel)
+}
+
+fn mdlc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mdlc"))
+        .args(args)
+        .current_dir(ROOT)
+        .output()
+        .unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("mdlc was killed by a signal")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+const ERR: &str = "testdata/smd/err/weight_above_one.smd";
+const OK: &str = "testdata/smd/ok/hl1_nine_value_vertices.smd";
+const OK_WITH_WARNING: &str = "testdata/smd/ok/warn_weight_sum.smd";
+
+#[test]
+fn exit_1_on_an_error() {
+    let o = mdlc(&["check", ERR]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("error[E0143]"), "{err}");
+    assert!(err.contains("weight_above_one.smd:15:79"), "{err}");
+    assert!(err.contains("1 error and 0 warnings in 1 file"), "{err}");
+}
+
+#[test]
+fn exit_0_on_a_valid_file() {
+    let o = mdlc(&["check", OK]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn exit_0_with_warnings_only() {
+    let o = mdlc(&["check", OK_WITH_WARNING]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning[W0140]"), "{}", stderr(&o));
+}
+
+#[test]
+fn exit_1_when_any_of_several_files_has_an_error() {
+    let o = mdlc(&["check", OK, ERR, OK_WITH_WARNING]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 error and 1 warning in 3 files"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn exit_2_on_a_missing_file() {
+    let o = mdlc(&["check", "testdata/smd/ok/no_such_file.smd"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("E0001"), "{}", stderr(&o));
+    // A missing file wins over errors in other files.
+    let o = mdlc(&["check", ERR, "testdata/smd/ok/no_such_file.smd"]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
+
+#[test]
+fn exit_2_on_bad_usage() {
+    for args in [
+        &["check"][..],
+        &["check", "--no-such-flag", OK][..],
+        &["check", "--message-format", "xml", OK][..],
+        &["no-such-command"][..],
+        &[][..],
+    ] {
+        let o = mdlc(args);
+        assert_eq!(code(&o), 2, "mdlc {args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).is_empty(), "mdlc {args:?} printed no reason");
+    }
+}
+
+#[test]
+fn help_has_examples() {
+    for args in [
+        &["--help"][..],
+        &["check", "--help"][..],
+        &["help", "check"][..],
+    ] {
+        let o = mdlc(args);
+        assert_eq!(code(&o), 0, "mdlc {args:?}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("Example"),
+            "mdlc {args:?}: {}",
+            stdout(&o)
+        );
+    }
+    assert!(stdout(&mdlc(&["check", "--help"])).contains("--message-format"));
+}
+
+const JSON_KEYS: [&str; 9] = [
+    "severity",
+    "code",
+    "message",
+    "file",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "notes",
+];
+
+/// Parses JSON output: one object per line, each with exactly the documented keys.
+fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    let want: BTreeSet<&str> = JSON_KEYS.into_iter().collect();
+    stdout(o)
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            let keys: BTreeSet<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(keys, want, "{line}");
+            assert!(v["notes"].as_array().unwrap().iter().all(|n| n.is_string()));
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn json_output() {
+    let o = mdlc(&[
+        "check",
+        "--message-format",
+        "json",
+        "testdata/smd/err/several_errors.smd",
+        OK_WITH_WARNING,
+    ]);
+    assert_eq!(code(&o), 1);
+    // JSON goes to stdout; nothing human-readable is mixed in.
+    assert_eq!(stderr(&o), "");
+    let lines = json_lines(&o);
+    let got: Vec<(String, String, u64)> = lines
+        .iter()
+        .map(|v| {
+            (
+                v["severity"].as_str().unwrap().to_string(),
+                v["code"].as_str().unwrap().to_string(),
+                v["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let e = |c: &str, l| ("error".to_string(), c.to_string(), l);
+    assert_eq!(
+        got,
+        vec![
+            e("E0110", 5),
+            e("E0111", 6),
+            e("E0112", 12),
+            e("E0131", 14),
+            e("E0142", 19),
+            e("E0144", 21),
+            ("warning".to_string(), "W0140".to_string(), 13),
+        ]
+    );
+    let first = &lines[0];
+    assert_eq!(first["file"], "testdata/smd/err/several_errors.smd");
+    assert_eq!(first["column"], 9);
+    assert_eq!(first["end_line"], 5);
+    assert_eq!(first["end_column"], 10);
+    assert_eq!(first["notes"][0], "unexpected value");
+    // A secondary label becomes a `file:line:col: label` note after the primary label.
+    let tri = &lines[5];
+    assert_eq!(
+        tri["notes"][1],
+        "testdata/smd/err/several_errors.smd:23:1: this line is not a vertex"
+    );
+}
+
+#[test]
+fn json_for_a_missing_file_has_no_position() {
+    let o = mdlc(&["check", "--message-format", "json", "no_such_file.smd"]);
+    assert_eq!(code(&o), 2);
+    let lines = json_lines(&o);
+    assert_eq!(lines.len(), 1);
+    let v = &lines[0];
+    assert_eq!(v["code"], "E0001");
+    assert_eq!(v["file"], "no_such_file.smd");
+    for k in ["line", "column", "end_line", "end_column"] {
+        assert!(v[k].is_null(), "{k} = {}", v[k]);
+    }
+}
+
+#[test]
+fn json_ok_file_prints_nothing() {
+    let o = mdlc(&["check", "--message-format", "json", OK]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(stdout(&o), "");
+}
+
+fn listing(dir: &Path) -> BTreeSet<(PathBuf, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else {
+                out.insert((e.path(), meta.len()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn check_writes_no_file() {
+    let dir = fixture("");
+    let before = listing(&dir);
+    let all: Vec<String> = before
+        .iter()
+        .map(|(p, _)| p.to_string_lossy().into_owned())
+        .collect();
+    // Run from an empty working directory, which must stay empty.
+    let cwd = std::env::temp_dir().join(format!("mdlc-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&cwd).unwrap();
+    for format in ["human", "json"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_mdlc"))
+            .args(["check", "--message-format", format])
+            .args(&all)
+            .current_dir(&cwd)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 1, "{}", stderr(&o));
+    }
+    assert_eq!(listing(&dir), before);
+    assert!(listing(&cwd).is_empty());
+    std::fs::remove_dir(&cwd).unwrap();
+}

@@ -1,0 +1,264 @@
+//! Diagnostics of the SMD front end on the fixtures in `testdata/smd`.
+//!
+//! - `ok/*`: valid files (warnings allowed, never an error).
+//! - `err/*.smd`: one broken idea per file. The first line says what must be reported:
+//!   `// expect: E0110 line 7, E0143 line 12` (1-based line of each primary span). A fixture that
+//!   cannot hold a comment (binary, empty) has the line in a sidecar `NAME.expect` instead.
+//!
+//! Every fixture is checked exactly as `mdlc check` does it (`driver::add_text` then
+//! `driver::check_smd`), and its plain and JSON renderings are snapshots in `tests/snapshots/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use mdlc::diag::{self, Code, Diagnostic, Severity, Sources};
+use mdlc::driver;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Codes that no SMD/VTA fixture can produce, and why.
+const NOT_SMD_CODES: &[(Code, &str)] = &[
+    (
+        Code::FileUnreadable,
+        "an I/O failure, covered by tests/cli.rs",
+    ),
+    (Code::FileTooLarge, "needs a file of 4 GiB"),
+];
+
+/// A fixture's path relative to the crate root, with `/` separators (as shown in snapshots).
+fn relative(path: &Path) -> String {
+    let rel = path.strip_prefix(ROOT).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Runs `mdlc check`'s recipe on one file, naming it by its relative path.
+fn check(path: &Path) -> (Sources, Vec<Diagnostic>) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let (id, ok) = driver::add_text(&mut sources, &relative(path), bytes, &mut diags);
+    if ok {
+        driver::check_smd(&sources, id, &mut diags);
+    }
+    (sources, diags)
+}
+
+fn render(sources: &Sources, diags: &[Diagnostic]) -> String {
+    let plain: String = diags
+        .iter()
+        .map(|d| diag::render_plain(sources, d))
+        .collect();
+    let json: Vec<String> = diags
+        .iter()
+        .map(|d| diag::render_json(sources, d))
+        .collect();
+    format!(
+        "--- plain ---\n{}--- json ---\n{}\n",
+        plain,
+        json.join("\n")
+    )
+}
+
+/// The files of `testdata/smd/<dir>` (sorted), without `.expect` sidecars.
+fn fixtures(dir: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("testdata/smd").join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_none_or(|e| e != "expect"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The `// expect:` entries of an err fixture: (code, line).
+fn expectations(path: &Path) -> Vec<(String, usize)> {
+    let sidecar = path.with_extension("expect");
+    let bytes = if sidecar.exists() {
+        std::fs::read(&sidecar).unwrap()
+    } else {
+        std::fs::read(path).unwrap()
+    };
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let first = String::from_utf8_lossy(first);
+    let rest = first
+        .trim_end()
+        .strip_prefix("// expect:")
+        .unwrap_or_else(|| panic!("{}: first line is not `// expect: …`", relative(path)));
+    rest.split(',')
+        .map(|entry| {
+            let words: Vec<&str> = entry.split_whitespace().collect();
+            match words.as_slice() {
+                [code, "line", n] => (code.to_string(), n.parse().unwrap()),
+                _ => panic!("{}: bad expect entry `{entry}`", relative(path)),
+            }
+        })
+        .collect()
+}
+
+fn json_line(sources: &Sources, d: &Diagnostic) -> Option<usize> {
+    let v: serde_json::Value = serde_json::from_str(&diag::render_json(sources, d)).unwrap();
+    v["line"].as_u64().map(|l| l as usize)
+}
+
+fn summary(sources: &Sources, diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| format!("{} line {:?}: {}", d.code, json_line(sources, d), d.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[test]
+fn ok_fixtures_have_no_error() {
+    let files = fixtures("ok");
+    assert!(files.len() >= 20, "only {} ok fixtures", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        let (sources, diags) = check(path);
+        if diags.iter().any(Diagnostic::is_error) {
+            failures.push(format!("{}: {}", relative(path), summary(&sources, &diags)));
+        }
+        // A file named `warn_*` exists to show a warning; every other one must be clean.
+        let name = path.file_name().unwrap().to_string_lossy();
+        let warns = diags.iter().any(|d| d.severity == Severity::Warning);
+        if name.starts_with("warn_") != warns {
+            failures.push(format!(
+                "{}: warnings {}expected: {}",
+                relative(path),
+                if warns { "not " } else { "" },
+                summary(&sources, &diags)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn err_fixtures_report_what_they_expect() {
+    let files = fixtures("err");
+    assert!(files.len() >= 40, "only {} err fixtures", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        let name = relative(path);
+        let expect = expectations(path);
+        let (sources, diags) = check(path);
+        let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+        if errors.is_empty() {
+            failures.push(format!("{name}: no error"));
+        }
+        for (code, line) in &expect {
+            let found = diags
+                .iter()
+                .any(|d| d.code.as_str() == code && json_line(&sources, d) == Some(*line));
+            if !found {
+                failures.push(format!(
+                    "{name}: expected {code} at line {line}, got: {}",
+                    summary(&sources, &diags)
+                ));
+            }
+        }
+        // Every error must be expected (catches follow-on cascades): with one expect entry, the
+        // file has exactly one error; with several, each error is one of them.
+        for d in &errors {
+            let line = json_line(&sources, d);
+            if !expect
+                .iter()
+                .any(|(c, l)| c == d.code.as_str() && Some(*l) == line)
+            {
+                failures.push(format!(
+                    "{name}: unexpected {} at line {line:?}: {}",
+                    d.code, d.message
+                ));
+            }
+        }
+        if expect.len() == 1 && errors.len() > 1 {
+            failures.push(format!(
+                "{name}: {} errors for one expected: {}",
+                errors.len(),
+                summary(&sources, &diags)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_smd_code_has_a_fixture() {
+    let mut seen: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    for dir in ["ok", "err"] {
+        for path in fixtures(dir) {
+            let (_, diags) = check(&path);
+            for d in diags {
+                seen.entry(d.code.as_str())
+                    .or_default()
+                    .push(relative(&path));
+            }
+        }
+    }
+    let excluded: BTreeSet<&str> = NOT_SMD_CODES.iter().map(|(c, _)| c.as_str()).collect();
+    let missing: Vec<&str> = Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| !excluded.contains(c) && !seen.contains_key(c))
+        .collect();
+    assert!(missing.is_empty(), "codes without a fixture: {missing:?}");
+    // The exclusion list must not hide a code a fixture does produce.
+    for c in &excluded {
+        assert!(
+            !seen.contains_key(c),
+            "{c} is listed as not an SMD code but {:?} produce it",
+            seen[c]
+        );
+    }
+    // Every error code has an err fixture that expects it explicitly.
+    let expected: BTreeSet<String> = fixtures("err")
+        .iter()
+        .flat_map(|p| expectations(p))
+        .map(|(c, _)| c)
+        .collect();
+    let unexpected: Vec<&str> = Code::ALL
+        .iter()
+        .filter(|c| c.severity() == Severity::Error && !excluded.contains(c.as_str()))
+        .map(|c| c.as_str())
+        .filter(|c| !expected.contains(*c))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "error codes no err fixture expects: {unexpected:?}"
+    );
+}
+
+#[test]
+fn docs_mention_every_code() {
+    let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/diagnostics.md")).unwrap();
+    let missing: Vec<&str> = Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| !doc.contains(&format!("## {c}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/diagnostics.md has no section for {missing:?}"
+    );
+}
+
+#[test]
+fn snapshots_ok() {
+    insta::glob!("../testdata/smd/ok", "*.{smd,vta}", |path| {
+        let (sources, diags) = check(path);
+        insta::assert_snapshot!(render(&sources, &diags));
+    });
+}
+
+#[test]
+fn snapshots_err() {
+    insta::glob!("../testdata/smd/err", "*.smd", |path| {
+        let (sources, diags) = check(path);
+        insta::assert_snapshot!(render(&sources, &diags));
+    });
+}
