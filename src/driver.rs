@@ -25,9 +25,9 @@ impl Report {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
 
-    /// How many files were read.
+    /// How many files were checked (read or not).
     pub fn sources_count(&self) -> usize {
-        self.sources.len()
+        self.sources.len() + self.io_failures
     }
 
     pub fn warning_count(&self) -> usize {
@@ -73,10 +73,17 @@ pub fn add_text(
         (None, Some(b)) => Some((b, false)),
         (None, None) => None,
     };
-    let id = sources.add(name, text);
     let Some((at, is_nul)) = bad else {
-        return (id, true);
+        return (sources.add(name, text), true);
     };
+    // NUL has no width on a terminal, so no caret would show under it: display it as `␀`. Only
+    // the first bad byte is reported, so offsets after it may shift.
+    let text = if is_nul {
+        text.replace('\0', "\u{2400}")
+    } else {
+        text
+    };
+    let id = sources.add(name, text);
     // The replacement character (or the NUL) at `at` is the primary span.
     let len = sources
         .text(id)

@@ -652,6 +652,28 @@ impl<'a> Parser<'a> {
             self.broken_node_line();
             return;
         }
+        // `0 Bip01 L Leg -1`: an unquoted name with spaces. Say so, rather than counting values.
+        let n = self.toks.len();
+        if n > 3
+            && self.toks[0].kind == Token::Int
+            && self.toks[n - 1].kind == Token::Int
+            && self.toks[1..n - 1].iter().all(|t| t.kind == Token::Word)
+        {
+            let at = Self::span(self.toks[1]).to(Self::span(self.toks[n - 2]));
+            let name = self.text(at.start, at.end);
+            self.error(
+                Code::SmdBadName,
+                format!("bone name `{name}` is not in double quotes"),
+                at,
+                "expected a quoted name",
+            )
+            .notes
+            .push(format!(
+                "write it as `\"{name}\"`; a name with spaces must be quoted"
+            ));
+            self.broken_node_line();
+            return;
+        }
         if self.toks.len() != 3 {
             let found = self.toks.len();
             self.value_count(
