@@ -1,7 +1,9 @@
+#![allow(clippy::expect_used)]
 //! Benchmark of the SMD front end: lexing + parsing + lowering a generated ~100 MB reference SMD
 //! (weighted triangles, Source style) and a ~100 MB animation SMD.
 //!
-//! Run: `cargo bench --bench frontend` (add `-- --mb 20` for a smaller input). Prints, per file,
+//! Run: `cargo bench --bench frontend` (add `-- --mb 20` for a smaller input, `-- --write DIR` to
+//! keep the generated files for timing `mdlc check` on them). Prints, per file,
 //! the size, the best of several runs as MB/s on one core, and the peak memory the parse and
 //! lowering added (Linux: VmHWM after resetting it through /proc/self/clear_refs).
 
@@ -176,9 +178,14 @@ fn main() {
         }
     }
     let target = mb * 1_000_000;
+    // `--write DIR`: also save the generated files, to time `mdlc check` on them end to end.
+    let write_dir = std::env::args().skip_while(|a| a != "--write").nth(1);
     let runs = 5;
     // The text check the CLI does before parsing (UTF-8 + NUL scan) is part of a real run too.
     let (r, tris) = reference(target);
+    if let Some(dir) = &write_dir {
+        std::fs::write(format!("{dir}/bench_reference.smd"), &r).expect("write the reference");
+    }
     let t = Instant::now();
     let mut sources = Sources::new();
     let mut d = Vec::new();
@@ -195,6 +202,9 @@ fn main() {
     run("reference", &r, &format!("{tris} weighted triangles"), runs);
     drop(r);
     let (a, frames) = animation(target);
+    if let Some(dir) = &write_dir {
+        std::fs::write(format!("{dir}/bench_animation.smd"), &a).expect("write the animation");
+    }
     run(
         "animation",
         &a,

@@ -364,12 +364,7 @@ impl Sources {
             text.truncate(cut);
         }
         let mut line_starts = vec![0u32];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
         let id = FileId(self.files.len() as u32);
         self.files.push(SourceFile {
             name: name.into(),

@@ -59,12 +59,20 @@ pub fn add_text(
         );
         return (sources.add(name, String::new()), false);
     }
-    let nul = bytes.iter().position(|&b| b == 0);
-    let (text, bad_utf8) = match String::from_utf8(bytes) {
-        Ok(s) => (s, None),
+    let (text, bad_utf8, nul) = match String::from_utf8(bytes) {
+        // `str::find` with a char searches with memchr: much faster than a byte loop.
+        Ok(s) => {
+            let nul = s.find('\0');
+            (s, None, nul)
+        }
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
+            let nul = e.as_bytes().iter().position(|&b| b == 0);
+            (
+                String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                Some(at),
+                nul,
+            )
         }
     };
     let bad = match (nul, bad_utf8) {

@@ -30,13 +30,14 @@ enum Section {
 
 impl Section {
     fn from_word(w: &str) -> Option<Section> {
-        Some(match w.to_ascii_lowercase().as_str() {
-            "nodes" => Section::Nodes,
-            "skeleton" => Section::Skeleton,
-            "triangles" => Section::Triangles,
-            "vertexanimation" => Section::VertexAnimation,
-            _ => return None,
-        })
+        [
+            Section::Nodes,
+            Section::Skeleton,
+            Section::Triangles,
+            Section::VertexAnimation,
+        ]
+        .into_iter()
+        .find(|s| s.name().eq_ignore_ascii_case(w))
     }
 
     fn name(self) -> &'static str {
@@ -238,7 +239,19 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses an integer token into an `i32`, reporting malformed and overflowing values.
+    #[inline]
     fn int(&mut self, t: Tok, what: &str) -> Option<i32> {
+        if t.kind == Token::Int {
+            if let Ok(v) = self.tok_text(t).parse::<i32>() {
+                return Some(v);
+            }
+        }
+        self.int_error(t, what)
+    }
+
+    /// Reports why a token is not a usable whole number.
+    #[cold]
+    fn int_error(&mut self, t: Tok, what: &str) -> Option<i32> {
         let s = self.tok_text(t);
         match t.kind {
             Token::Int => match s.parse::<i32>() {
@@ -282,7 +295,19 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses a number token into a finite `f32` (as C's `strtof`/`sscanf("%f")` rounds it).
+    #[inline]
     fn float(&mut self, t: Tok, what: &str) -> Option<f32> {
+        if matches!(t.kind, Token::Int | Token::Float) {
+            if let Some(v) = parse_f32(self.tok_text(t)) {
+                return Some(v);
+            }
+        }
+        self.float_error(t, what)
+    }
+
+    /// Reports why a token is not a usable number.
+    #[cold]
+    fn float_error(&mut self, t: Tok, what: &str) -> Option<f32> {
         match t.kind {
             Token::Int | Token::Float => {
                 let s = self.tok_text(t);
@@ -1206,7 +1231,16 @@ impl<'a> Parser<'a> {
                 }
             }
             // A vertex line where a material is due: the previous triangle had a fourth vertex.
-            let _ = lex_line(raw, line.start, &mut self.toks);
+            // (Only a line starting like a number can be one; most material lines are not lexed.)
+            let numeric_start = trimmed
+                .as_bytes()
+                .first()
+                .is_some_and(|c| c.is_ascii_digit() || *c == b'-' || *c == b'+');
+            if numeric_start {
+                let _ = lex_line(raw, line.start, &mut self.toks);
+            } else {
+                self.toks.clear();
+            }
             if self.toks.len() >= 9
                 && self.toks[0].kind == Token::Int
                 && self.toks[1..9]
@@ -1229,7 +1263,10 @@ impl<'a> Parser<'a> {
                 Some(t) => t,
                 None => return,
             };
-            let (i, _) = tris.materials.insert_full(trimmed.to_string());
+            let i = match tris.materials.get_index_of(trimmed) {
+                Some(i) => i,
+                None => tris.materials.insert_full(trimmed.to_string()).0,
+            };
             (i as u32, false)
         };
         self.pending = Some(PendingTriangle {
