@@ -405,6 +405,20 @@ impl<'a> Parser<'a> {
         self.bones.as_ref().is_none_or(|s| s.contains(bone))
     }
 
+    /// Reports a bone number that `nodes` does not declare.
+    #[cold]
+    fn unknown_bone(&mut self, code: Code, what: &str, bone: i32, at: Tok) {
+        let describe = self.bones().describe();
+        self.error(
+            code,
+            format!("{what} {bone} is not declared in `nodes`"),
+            Self::span(at),
+            "unknown bone",
+        )
+        .notes
+        .push(describe);
+    }
+
     fn bones(&self) -> &BoneSet {
         static EMPTY: BoneSet = BoneSet {
             dense: Some(0),
@@ -1082,15 +1096,7 @@ impl<'a> Parser<'a> {
             }
         } else {
             if !self.bone_known(first) {
-                let describe = self.bones().describe();
-                self.error(
-                    Code::SmdUnknownBone,
-                    format!("bone {first} is not declared in `nodes`"),
-                    Self::span(t0),
-                    "unknown bone",
-                )
-                .notes
-                .push(describe);
+                self.unknown_bone(Code::SmdUnknownBone, "bone", first, t0);
                 return;
             }
             if ok && keep {
@@ -1300,15 +1306,7 @@ impl<'a> Parser<'a> {
             match self.int(t0, "a bone index") {
                 Some(b) if self.bone_known(b) => v.bone = b,
                 Some(b) => {
-                    let describe = self.bones().describe();
-                    self.error(
-                        Code::SmdVertexBoneOutOfRange,
-                        format!("vertex bone {b} is not declared in `nodes`"),
-                        Self::span(t0),
-                        "unknown bone",
-                    )
-                    .notes
-                    .push(describe);
+                    self.unknown_bone(Code::SmdVertexBoneOutOfRange, "vertex bone", b, t0);
                     ok = false;
                 }
                 None => ok = false,
@@ -1399,15 +1397,7 @@ impl<'a> Parser<'a> {
             let weight = self.float(tw, "a weight");
             if let Some(b) = bone {
                 if !self.bone_known(b) {
-                    let describe = self.bones().describe();
-                    self.error(
-                        Code::SmdLinkBoneOutOfRange,
-                        format!("link bone {b} is not declared in `nodes`"),
-                        Self::span(tb),
-                        "unknown bone",
-                    )
-                    .notes
-                    .push(describe);
+                    self.unknown_bone(Code::SmdLinkBoneOutOfRange, "link bone", b, tb);
                     ok = false;
                 }
             }
