@@ -21,4 +21,5 @@ pub mod diag;
 pub mod driver;
 pub mod fuzzing;
 pub mod ir;
+pub mod project;
 pub mod smd;

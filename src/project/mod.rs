@@ -1,0 +1,6 @@
+//! Project files: the engine-neutral [`ProjectSpec`](spec::ProjectSpec) that both front ends
+//! produce (the TOML project format here, QC in `crate::qc`).
+
+pub mod spec;
+
+pub use spec::{ProjectSpec, Target};

@@ -1,0 +1,589 @@
+//! `ProjectSpec`: one model as its project file describes it, whichever front end read it.
+//!
+//! Both front ends lower into this type: the TOML project format (`project::toml`) and QC in
+//! both dialects (`qc`). It is *resolved*: every value that a QC takes from an earlier command
+//! (the `$scale`, `$origin`, `$upaxis` in force, the `$cd`/`$pushd` directory, the dialect's
+//! defaults) is stored on the item it applies to, so the order of items no longer carries
+//! meaning beyond the order of lists. `mdlc import-qc` writes this type out as TOML, and a test
+//! checks that the TOML reads back into an equal `ProjectSpec` (spans aside).
+//!
+//! Nothing here has been checked against the SMD files yet: bone names are strings, files are
+//! paths that may not exist. `ir::build` (lowering) loads the files and reports what does not
+//! fit, pointing at the spans kept here.
+//!
+//! Units: positions in the model's units (inches for Valve's games), angles as noted per field
+//! (QC writes degrees in some commands and radians nowhere; SMD uses radians).
+
+use std::path::PathBuf;
+
+use crate::diag::FileSpan;
+
+/// The engine a model is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Half-Life 1: MDL v10 (`goldsrc.md`).
+    GoldSrc,
+    /// Source: MDL v48 + VVD + VTX (`source-geometry.md`).
+    Source,
+}
+
+impl Target {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::GoldSrc => "goldsrc",
+            Target::Source => "source",
+        }
+    }
+}
+
+/// Where an item was written. Spans never take part in equality: two specs are equal when they
+/// say the same thing, whichever file and format said it (the import-qc round trip relies on it).
+#[derive(Clone, Copy, Debug)]
+pub struct Loc(pub FileSpan);
+
+impl PartialEq for Loc {
+    fn eq(&self, _: &Loc) -> bool {
+        true
+    }
+}
+
+impl Loc {
+    pub fn span(self) -> FileSpan {
+        self.0
+    }
+}
+
+/// A value with the span of the text it came from (in a QC or TOML file).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Loc,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, span: FileSpan) -> Self {
+        Spanned { value, span: Loc(span) }
+    }
+}
+
+/// A file the project refers to. Equality compares the resolved path only.
+#[derive(Clone, Debug)]
+pub struct FileRef {
+    /// As written in the project file (after macro expansion), for messages and import-qc.
+    pub written: String,
+    /// Where the front end resolved it: relative paths are joined to the directory they are
+    /// relative to (the TOML file's folder; the QC's folder plus `$cd`/`$pushd`), backslashes
+    /// turned into `/`, and the default extension added where the dialect adds one. The file
+    /// may not exist: lowering reports that, with the nearest existing name.
+    pub path: PathBuf,
+    pub span: Loc,
+}
+
+impl PartialEq for FileRef {
+    fn eq(&self, other: &FileRef) -> bool {
+        self.path == other.path
+    }
+}
+
+/// Joins `rel` to `base` and removes `.` and `..` parts lexically (`a/b/../c` → `a/c`), after
+/// turning backslashes into slashes, so that two spellings of one file compare equal.
+pub fn resolve_path(base: &std::path::Path, rel: &str) -> PathBuf {
+    use std::path::Component;
+    let rel = rel.replace('\\', "/");
+    let joined = base.join(&rel);
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+
+/// Where the model came from and how it was read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectSpec {
+    /// The project file (`model.toml` or the main `.qc`).
+    pub source: PathBuf,
+    /// The engine, with how it was decided.
+    pub target: TargetChoice,
+    /// `$modelname` / `model.name`: output name, relative to the game's `models/` folder for
+    /// Source; as written (may carry folders and `.mdl`).
+    pub name: Option<Spanned<String>>,
+
+    // --- materials and textures ---------------------------------------------------------------
+    /// `$cdmaterials` (Source): material folders, in search order.
+    pub material_dirs: Vec<Spanned<String>>,
+    /// `$cdtexture` (GoldSrc): folders searched for BMP textures, in order.
+    pub texture_dirs: Vec<Spanned<PathBuf>>,
+    /// `$texturegroup` (only the first one counts in both compilers; later ones are kept here
+    /// so the back end can warn).
+    pub texture_groups: Vec<TextureGroup>,
+    /// `$texrendermode texture additive|masked` (GoldSrc).
+    pub texture_render_modes: Vec<TextureRenderMode>,
+    /// `$renamematerial from to` (Source).
+    pub rename_materials: Vec<(Spanned<String>, Spanned<String>)>,
+    /// `$gamma g` (GoldSrc palette gamma; Source accepts and ignores it).
+    pub gamma: Option<Spanned<f32>>,
+    /// `$externaltextures` (GoldSrc: textures in `<name>T.mdl`).
+    pub external_textures: bool,
+
+    // --- geometry -----------------------------------------------------------------------------
+    /// `$body`, `$bodygroup`, `$model`, in order.
+    pub body_parts: Vec<BodyPart>,
+    /// `$lod` and `$shadowlod` blocks, in order.
+    pub lods: Vec<Lod>,
+
+    // --- skeleton -----------------------------------------------------------------------------
+    /// `$definebone` (Source).
+    pub define_bones: Vec<DefineBone>,
+    /// `$hierarchy`/`$heirarchy child parent` (Source); parent `""` makes a root.
+    pub hierarchy: Vec<(Spanned<String>, Spanned<String>)>,
+    /// `$renamebone from to`.
+    pub rename_bones: Vec<(Spanned<String>, Spanned<String>)>,
+    /// `$mirrorbone bone` (GoldSrc).
+    pub mirror_bones: Vec<Spanned<String>>,
+    /// `$alwayscollapse bone` (Source).
+    pub always_collapse: Vec<Spanned<String>>,
+    /// `$collapsebones` (Source).
+    pub collapse_bones: bool,
+    /// `$bonemerge bone` (Source).
+    pub bone_merge: Vec<Spanned<String>>,
+    /// `$root bone`.
+    pub root_bone: Option<Spanned<String>>,
+    /// `$pivot index bone` (GoldSrc; stored, unused by Valve's tool).
+    pub pivots: Vec<(Spanned<i32>, Spanned<String>)>,
+    /// `$controller`.
+    pub controllers: Vec<Controller>,
+    /// `$attachment`.
+    pub attachments: Vec<Attachment>,
+    /// `$hbox`, grouped by `$hboxset` (the first set is `default` unless named). Empty: the back
+    /// end generates hit boxes.
+    pub hitbox_sets: Vec<HitboxSet>,
+    /// `$hgroup group bone`.
+    pub hit_groups: Vec<(Spanned<i32>, Spanned<String>)>,
+
+    // --- header values ------------------------------------------------------------------------
+    /// `$eyeposition x y z` as written (the compilers store `(-y, x, z)`).
+    pub eye_position: Option<Spanned<[f32; 3]>>,
+    /// `$illumposition x y z` as written (Source).
+    pub illum_position: Option<Spanned<[f32; 3]>>,
+    /// `$bbox` min, max.
+    pub bbox: Option<Spanned<[[f32; 3]; 2]>>,
+    /// `$cbox` min, max.
+    pub cbox: Option<Spanned<[[f32; 3]; 2]>>,
+    /// `$flags n` (GoldSrc header flags).
+    pub flags: Option<Spanned<i32>>,
+    /// `$surfaceprop` (Source).
+    pub surface_prop: Option<Spanned<String>>,
+    /// `$contents flag…` (Source): `solid`, `notsolid`, `grate`, `ladder`, `monster`, ….
+    pub contents: Vec<Spanned<String>>,
+    /// `$staticprop` (Source).
+    pub static_prop: bool,
+    /// `$keyvalues { … }` (Source): the block's text, braces included, as written.
+    pub keyvalues: Option<Spanned<String>>,
+    /// Header flag commands without arguments (Source): `$opaque`, `$mostlyopaque`,
+    /// `$noforcedfade`, `$ambientboost`, `$forcephonemecrossfade`, `$obsolete`,
+    /// `$donotcastshadows`, `$casttextureshadows`, `$skipboneinbbox` — by name, lower case.
+    pub header_flags: Vec<Spanned<String>>,
+
+    // --- animation ----------------------------------------------------------------------------
+    /// `$animation`, and the animations `$sequence` implies (named `@<sequence>`,
+    /// `@<sequence>_<n>`), in declaration order.
+    pub animations: Vec<Animation>,
+    /// `$sequence`, in order (HL1 QCs may repeat a name; see [`Sequence`]).
+    pub sequences: Vec<Sequence>,
+    /// `$poseparameter`.
+    pub pose_parameters: Vec<PoseParameter>,
+    /// `$weightlist`, `$defaultweightlist` (named `default`).
+    pub weight_lists: Vec<WeightList>,
+    /// `$sequencegroup label` names (GoldSrc), indexed by [`Sequence::group`] (0 is the main file).
+    pub sequence_groups: Vec<Spanned<String>>,
+    /// `$sequencegroupsize kb` (GoldSrc).
+    pub sequence_group_size: Option<Spanned<i32>>,
+    /// `$skiptransition node…` (Source).
+    pub skip_transitions: Vec<Vec<Spanned<String>>>,
+    /// `$sectionframes frames minframes` (later Source compilers).
+    pub section_frames: Option<Spanned<(i32, i32)>>,
+    /// `$animblocksize n` (Source).
+    pub anim_block_size: Option<Spanned<i32>>,
+    /// `$includemodel file` (Source).
+    pub include_models: Vec<Spanned<String>>,
+
+    // --- physics (written by a later issue) ----------------------------------------------------
+    /// `$collisionmodel` / `$collisionjoints`.
+    pub collision: Option<Collision>,
+
+    /// Commands mdlc recognises but does not carry yet: each was warned about where it was read.
+    pub not_carried: Vec<Spanned<String>>,
+}
+
+/// How the target was decided.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TargetChoice {
+    /// Written in the project (`target = "…"`) or on the command line.
+    Given(Spanned<Target>),
+    /// Inferred from the QC dialect: the command that decided it.
+    Inferred { target: Target, because: Spanned<String> },
+    /// Nothing decided it (a QC with only dialect-neutral commands): Source by default.
+    Default(Target),
+}
+
+impl TargetChoice {
+    pub fn target(&self) -> Target {
+        match self {
+            TargetChoice::Given(t) => t.value,
+            TargetChoice::Inferred { target, .. } | TargetChoice::Default(target) => *target,
+        }
+    }
+}
+
+/// `$texturegroup name { { a b } { c d } }`: row 0 lists the materials that the other rows
+/// replace, position by position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureGroup {
+    pub name: Spanned<String>,
+    pub skins: Vec<Vec<Spanned<String>>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureRenderMode {
+    pub texture: Spanned<String>,
+    /// `additive` or `masked` (Valve's HL1 tool accepts nothing else; `fullbright` is a later
+    /// addition of other tools).
+    pub mode: Spanned<String>,
+}
+
+/// A body part: one choice (`$body`, `$model`) or several (`$bodygroup`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyPart {
+    pub name: Spanned<String>,
+    pub options: Vec<BodyOption>,
+    pub span: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BodyOption {
+    /// `blank`: an empty choice.
+    Blank(Loc),
+    Model(BodyModel),
+}
+
+/// One mesh file of a body part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyModel {
+    pub file: FileRef,
+    /// `reverse`: keep the SMD's triangle winding.
+    pub reverse: bool,
+    /// The scale for this file: `scale f`, else the `$scale` in force.
+    pub scale: f32,
+    /// GoldSrc quirk (`goldsrc.md` §8.1): the origin offset left over from the last `$sequence`
+    /// parsed before this body, subtracted from its vertices. Zero for Source and TOML.
+    pub origin_offset: [f32; 3],
+    /// `$model` flex data (eyeballs, flex files, controllers, rules, mouths): kept as the
+    /// block's text until flex is implemented; warned about when read.
+    pub flex_block: Option<Spanned<String>>,
+}
+
+/// `$lod distance { … }` or `$shadowlod { … }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lod {
+    /// Switch distance; `None` for the shadow LOD.
+    pub distance: Option<Spanned<f32>>,
+    pub replace_models: Vec<ReplaceModel>,
+    pub remove_models: Vec<Spanned<String>>,
+    pub replace_materials: Vec<(Spanned<String>, Spanned<String>)>,
+    pub remove_meshes: Vec<Spanned<String>>,
+    pub replace_bones: Vec<(Spanned<String>, Spanned<String>)>,
+    pub bone_tree_collapse: Vec<Spanned<String>>,
+    /// `nofacial` (true) / `facial` (false); `None` when neither is given.
+    pub facial: Option<bool>,
+    /// `use_shadowlod_materials` (shadow LOD only).
+    pub use_shadowlod_materials: bool,
+    pub span: Loc,
+}
+
+/// `replacemodel from to [reverse]`: `from` names a reference file already loaded (extension
+/// stripped), `to` is the replacement mesh.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplaceModel {
+    pub from: Spanned<String>,
+    pub to: FileRef,
+    pub reverse: bool,
+    pub scale: f32,
+}
+
+/// `$definebone name parent x y z rx ry rz [fx fy fz frx fry frz]` (angles in degrees, in the
+/// QAngle order pitch, yaw, roll).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefineBone {
+    pub name: Spanned<String>,
+    /// `None` for `""` (a root).
+    pub parent: Option<Spanned<String>>,
+    pub position: [f32; 3],
+    pub rotation_deg: [f32; 3],
+    pub fixup: Option<([f32; 3], [f32; 3])>,
+    pub span: Loc,
+}
+
+/// A motion axis or extraction flag (`X`, `YR`, `LX`, `LXR`, `AX`, `LM`, `LQ`, …), upper case.
+pub type MotionFlag = Spanned<String>;
+
+/// `$controller index|mouth bone type start end`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Controller {
+    /// 0..3, or 4 for `mouth`.
+    pub index: Spanned<i32>,
+    pub bone: Spanned<String>,
+    /// `X Y Z XR YR ZR` (plus `LX`… accepted by the HL1 table).
+    pub axis: MotionFlag,
+    pub start: f32,
+    pub end: f32,
+    pub span: Loc,
+}
+
+/// `$attachment name|index bone x y z [options]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attachment {
+    /// Source: the name. GoldSrc: the index as written (Valve's tool ignores it and numbers
+    /// attachments in QC order).
+    pub name: Spanned<String>,
+    pub bone: Spanned<String>,
+    /// Position, already multiplied by the `$scale` in force.
+    pub position: [f32; 3],
+    /// `absolute`, `rigid`, `world_align` (Source).
+    pub flags: Vec<Spanned<String>>,
+    /// `rotate p y r` in degrees (Source).
+    pub rotate_deg: Option<[f32; 3]>,
+    /// `x_and_z_axes xx xy xz zx zy zz` (Source).
+    pub x_and_z_axes: Option<[f32; 6]>,
+    pub span: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HitboxSet {
+    pub name: Spanned<String>,
+    pub boxes: Vec<Hitbox>,
+}
+
+/// `$hbox group bone x1 y1 z1 x2 y2 z2 [name]`, corners multiplied by the `$scale` in force.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hitbox {
+    pub group: i32,
+    pub bone: Spanned<String>,
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub name: Option<Spanned<String>>,
+    pub span: Loc,
+}
+
+/// An animation: one SMD and what to do with its frames. `$animation`, or implied by a
+/// `$sequence` that names a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Animation {
+    pub name: Spanned<String>,
+    pub file: FileRef,
+    pub fps: f32,
+    /// `loop`.
+    pub looping: bool,
+    /// `frame(s) start end`: the SMD frame numbers to use; `None` = all.
+    pub frames: Option<(i32, i32)>,
+    /// Translation subtracted from root bones (`$origin`, `origin`), before the rotation.
+    pub origin: [f32; 3],
+    /// Root rotation as Euler radians `(x, y, z)`; default `(0, 0, π/2)`
+    /// (`source-animation.md` §2.4): `$upaxis`, `$origin`'s rotation, `rotate`, `angles`.
+    pub rotation: [f32; 3],
+    /// Scale of positions: the `$scale` in force times the `scale` option.
+    pub scale: f32,
+    /// Motion extraction / pinning flags (`LX`, `XR`, …).
+    pub motion: Vec<MotionFlag>,
+    /// `startloop n` (Source).
+    pub start_loop: Option<i32>,
+    /// Flag words: `snap`, `post`, `fudgeloop`, `noautoik`, `autoik` (lower case).
+    pub flags: Vec<Spanned<String>>,
+    /// Order-dependent commands (`subtract`, `weightlist`, `alignto`, `walkframe`, `ikrule`, …),
+    /// each as its keyword and arguments as written.
+    pub commands: Vec<AnimCommand>,
+    pub span: Loc,
+}
+
+/// An order-dependent animation command, kept as written: `subtract idle 0` is
+/// `{ keyword: "subtract", args: ["idle", "0"] }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnimCommand {
+    pub keyword: Spanned<String>,
+    pub args: Vec<Spanned<String>>,
+}
+
+/// A sequence: what the game plays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sequence {
+    /// HL1 QCs may give two sequences the same name (Valve's HL1 tool keeps both; the Source
+    /// tool refuses): names are not unique in this list.
+    pub name: Spanned<String>,
+    /// Names of entries of [`ProjectSpec::animations`] (or of other sequences, which stand for
+    /// their first animation), in blend order (row-major for a grid).
+    pub animations: Vec<Spanned<String>>,
+    /// `blendwidth n`.
+    pub blend_width: Option<Spanned<i32>>,
+    /// `blend param min max` (Source: pose parameters; GoldSrc: `blend type start end` with a
+    /// motion type as `param`).
+    pub blends: Vec<Blend>,
+    /// `activity ACT_NAME weight` / `ACT_NAME weight`.
+    pub activity: Option<Activity>,
+    pub events: Vec<Event>,
+    /// GoldSrc `pivot index start end`.
+    pub pivots: Vec<[i32; 3]>,
+    /// `node n`: entry and exit node.
+    pub node: Option<Spanned<String>>,
+    /// `transition from to` / `rtransition` (`reversible`).
+    pub transition: Option<Transition>,
+    pub fade_in: Option<f32>,
+    pub fade_out: Option<f32>,
+    pub exit_phase: Option<f32>,
+    /// Sequence flag words (lower case): `delta`, `predelta`, `post`, `worldspace`, `autoplay`,
+    /// `realtime`, `hidden`, `snap`, `loop` (GoldSrc sequences carry `loop` themselves).
+    pub flags: Vec<Spanned<String>>,
+    /// `addlayer`, `blendlayer`, `iklock`, `calcblend`, `blendref`, `blendcomp`, `blendcenter`,
+    /// `keyvalues`: kept as written until implemented.
+    pub extras: Vec<AnimCommand>,
+    /// GoldSrc: index into [`ProjectSpec::sequence_groups`] + 1 (0 = main file).
+    pub group: i32,
+    pub span: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blend {
+    pub param: Spanned<String>,
+    pub min: f32,
+    pub max: f32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Activity {
+    /// `ACT_…` as written (Source resolves names at run time; GoldSrc maps them to numbers,
+    /// `goldsrc.md` §6.4).
+    pub name: Spanned<String>,
+    pub weight: i32,
+}
+
+/// `event id frame [options]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// A number (`1004`) or a name (`AE_CL_PLAYSOUND`), as written.
+    pub id: Spanned<String>,
+    pub frame: i32,
+    pub options: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub entry: Spanned<String>,
+    pub exit: Spanned<String>,
+    pub reversible: bool,
+}
+
+/// `$poseparameter name min max [wrap] [loop v]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseParameter {
+    pub name: Spanned<String>,
+    pub min: f32,
+    pub max: f32,
+    pub wrap: bool,
+    pub loop_range: Option<f32>,
+}
+
+/// `$weightlist name bone w [posweight p] …`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightList {
+    pub name: Spanned<String>,
+    pub weights: Vec<BoneWeight>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoneWeight {
+    pub bone: Spanned<String>,
+    pub weight: f32,
+    pub pos_weight: Option<f32>,
+}
+
+/// `$collisionmodel file { … }` / `$collisionjoints file { … }`: parsed now, written by the
+/// physics issue (a warning says the `.phy` is not written).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collision {
+    pub joints: bool,
+    pub file: FileRef,
+    /// Block commands (`$mass 10`, `$concave`, `$jointconstrain bone x limit -10 10`, …) as
+    /// written.
+    pub commands: Vec<AnimCommand>,
+    pub span: Loc,
+}
+
+impl ProjectSpec {
+    /// An empty project for `source`, with the given target choice.
+    pub fn new(source: PathBuf, target: TargetChoice) -> Self {
+        ProjectSpec {
+            source,
+            target,
+            name: None,
+            material_dirs: Vec::new(),
+            texture_dirs: Vec::new(),
+            texture_groups: Vec::new(),
+            texture_render_modes: Vec::new(),
+            rename_materials: Vec::new(),
+            gamma: None,
+            external_textures: false,
+            body_parts: Vec::new(),
+            lods: Vec::new(),
+            define_bones: Vec::new(),
+            hierarchy: Vec::new(),
+            rename_bones: Vec::new(),
+            mirror_bones: Vec::new(),
+            always_collapse: Vec::new(),
+            collapse_bones: false,
+            bone_merge: Vec::new(),
+            root_bone: None,
+            pivots: Vec::new(),
+            controllers: Vec::new(),
+            attachments: Vec::new(),
+            hitbox_sets: Vec::new(),
+            hit_groups: Vec::new(),
+            eye_position: None,
+            illum_position: None,
+            bbox: None,
+            cbox: None,
+            flags: None,
+            surface_prop: None,
+            contents: Vec::new(),
+            static_prop: false,
+            keyvalues: None,
+            header_flags: Vec::new(),
+            animations: Vec::new(),
+            sequences: Vec::new(),
+            pose_parameters: Vec::new(),
+            weight_lists: Vec::new(),
+            sequence_groups: Vec::new(),
+            sequence_group_size: None,
+            skip_transitions: Vec::new(),
+            section_frames: None,
+            anim_block_size: None,
+            include_models: Vec::new(),
+            collision: None,
+            not_carried: Vec::new(),
+        }
+    }
+}
+
+/// The default root rotation of animations: `(0, 0, π/2)` radians (`source-animation.md` §2.4,
+/// `goldsrc.md` §7).
+pub const DEFAULT_ROTATION: [f32; 3] = [0.0, 0.0, std::f32::consts::FRAC_PI_2];
+
+/// Default frames per second of an animation.
+pub const DEFAULT_FPS: f32 = 30.0;
