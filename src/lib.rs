@@ -22,4 +22,5 @@ pub mod driver;
 pub mod fuzzing;
 pub mod ir;
 pub mod project;
+pub mod qc;
 pub mod smd;

@@ -62,7 +62,10 @@ pub struct Spanned<T> {
 
 impl<T> Spanned<T> {
     pub fn new(value: T, span: FileSpan) -> Self {
-        Spanned { value, span: Loc(span) }
+        Spanned {
+            value,
+            span: Loc(span),
+        }
     }
 }
 
@@ -105,7 +108,6 @@ pub fn resolve_path(base: &std::path::Path, rel: &str) -> PathBuf {
     }
     out
 }
-
 
 /// Where the model came from and how it was read.
 #[derive(Clone, Debug, PartialEq)]
@@ -231,7 +233,10 @@ pub enum TargetChoice {
     /// Written in the project (`target = "…"`) or on the command line.
     Given(Spanned<Target>),
     /// Inferred from the QC dialect: the command that decided it.
-    Inferred { target: Target, because: Spanned<String> },
+    Inferred {
+        target: Target,
+        because: Spanned<String>,
+    },
     /// Nothing decided it (a QC with only dialect-neutral commands): Source by default.
     Default(Target),
 }

@@ -1,0 +1,206 @@
+//! File access for the project stages: a small trait so that front ends and lowering can be
+//! tested on in-memory trees, and the case-insensitive lookup QC projects need (they were
+//! written on Windows: `Male_06_reference` names `male_06_reference.smd`; QUIRKS.md §3).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::smd::parser::edit_distance;
+
+/// What the project stages need from a file system.
+pub trait Fs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Names of the entries of a directory (files and folders).
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
+    fn is_file(&self, path: &Path) -> bool;
+    fn is_dir(&self, path: &Path) -> bool;
+}
+
+/// The real file system.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealFs;
+
+impl Fs for RealFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            out.push(e?.file_name().to_string_lossy().into_owned());
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        path.is_file()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        let p = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        p.is_dir()
+    }
+}
+
+/// An in-memory file tree for tests: paths are used exactly as given (no normalisation), with
+/// `/` separators.
+#[derive(Clone, Debug, Default)]
+pub struct MemFs {
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl MemFs {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, path: impl Into<PathBuf>, text: impl Into<Vec<u8>>) -> &mut Self {
+        self.files.insert(path.into(), text.into());
+        self
+    }
+}
+
+impl Fs for MemFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut out: Vec<String> = self
+            .files
+            .keys()
+            .filter_map(|p| {
+                let rel = p.strip_prefix(dir).ok()?;
+                rel.components()
+                    .next()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            })
+            .collect();
+        out.dedup();
+        if out.is_empty() && !self.is_dir(dir) {
+            return Err(io::Error::new(io::ErrorKind::NotFound, "no such directory"));
+        }
+        Ok(out)
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.as_os_str().is_empty() || self.files.keys().any(|p| p.starts_with(path) && p != path)
+    }
+}
+
+/// The outcome of looking a file up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The path exists as written.
+    Exact(PathBuf),
+    /// The path exists only in another case (some folders or the file name differ); the
+    /// caller warns, as the project only works on a case-insensitive file system.
+    OtherCase(PathBuf),
+    /// Not found; the nearest existing name in the nearest existing folder, if one is close.
+    Missing { nearest: Option<PathBuf> },
+}
+
+/// Looks `path` up exactly, then component by component without regard to ASCII case.
+pub fn find(fs: &dyn Fs, path: &Path) -> Lookup {
+    if fs.is_file(path) {
+        return Lookup::Exact(path.to_path_buf());
+    }
+    let mut cur = PathBuf::new();
+    let comps: Vec<_> = path.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        let name = c.as_os_str().to_string_lossy();
+        let last = i + 1 == comps.len();
+        let direct = cur.join(c.as_os_str());
+        let exists = if last {
+            fs.is_file(&direct)
+        } else {
+            fs.is_dir(&direct)
+        };
+        if exists
+            || matches!(
+                c,
+                std::path::Component::RootDir
+                    | std::path::Component::Prefix(_)
+                    | std::path::Component::ParentDir
+                    | std::path::Component::CurDir
+            )
+        {
+            cur = direct;
+            continue;
+        }
+        let entries = fs.list(&cur).unwrap_or_default();
+        match entries.iter().find(|e| e.eq_ignore_ascii_case(&name)) {
+            Some(e) if (last && fs.is_file(&cur.join(e))) || (!last && fs.is_dir(&cur.join(e))) => {
+                cur.push(e)
+            }
+            _ => {
+                let nearest = entries
+                    .iter()
+                    .map(|e| {
+                        (
+                            edit_distance(&e.to_ascii_lowercase(), &name.to_ascii_lowercase()),
+                            e,
+                        )
+                    })
+                    .filter(|(d, e)| *d <= (e.len() / 3).max(2))
+                    .min_by_key(|(d, _)| *d)
+                    .map(|(_, e)| cur.join(e));
+                return Lookup::Missing { nearest };
+            }
+        }
+    }
+    if fs.is_file(&cur) {
+        Lookup::OtherCase(cur)
+    } else {
+        Lookup::Missing { nearest: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_exact_other_case_and_nearest() {
+        let mut fs = MemFs::new();
+        fs.add("q/models/male_06_reference.smd", "x")
+            .add("q/anims/Idle.smd", "y");
+        assert_eq!(
+            find(&fs, Path::new("q/anims/Idle.smd")),
+            Lookup::Exact("q/anims/Idle.smd".into())
+        );
+        assert_eq!(
+            find(&fs, Path::new("q/Models/Male_06_reference.smd")),
+            Lookup::OtherCase("q/models/male_06_reference.smd".into())
+        );
+        assert_eq!(
+            find(&fs, Path::new("q/anims/idel.smd")),
+            Lookup::Missing {
+                nearest: Some("q/anims/Idle.smd".into())
+            }
+        );
+        assert_eq!(
+            find(&fs, Path::new("q/anims/walk_forward.smd")),
+            Lookup::Missing { nearest: None }
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! QC commands (stub; being written).

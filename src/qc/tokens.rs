@@ -1,0 +1,1 @@
+//! QC tokenizer (stub; being written).
