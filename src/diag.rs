@@ -192,6 +192,18 @@ codes! {
     SmdEmptyMaterial = "W0141", Warning;
     /// a vertex lists the same bone in two links
     SmdDuplicateLink = "W0142", Warning;
+
+    // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
+    // (qc::tokens adds its codes here)
+
+    // --- QC commands (E0220-E0299, W0220-W0299) ----------------------------------------------
+    // (qc::commands adds its codes here)
+
+    // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
+    // (project::toml adds its codes here)
+
+    // --- building the model from a project (E0400-E0499, W0400-W0499) -------------------------
+    // (ir::build adds its codes here)
 }
 
 impl fmt::Display for Code {

@@ -19,6 +19,12 @@ use mdlc::driver;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// Codes that no SMD/VTA fixture can produce, and why.
+/// Codes of the SMD front end and of reading files: numbers below 200 (`E00xx`, `E01xx`,
+/// `W01xx`). Project and QC codes have fixtures of their own (`tests/project.rs`, `tests/qc.rs`).
+fn is_smd_code(c: Code) -> bool {
+    c.as_str()[1..].parse::<u32>().is_ok_and(|n| n < 200)
+}
+
 const NOT_SMD_CODES: &[(Code, &str)] = &[
     (
         Code::FileUnreadable,
@@ -203,6 +209,7 @@ fn every_smd_code_has_a_fixture() {
     let excluded: BTreeSet<&str> = NOT_SMD_CODES.iter().map(|(c, _)| c.as_str()).collect();
     let missing: Vec<&str> = Code::ALL
         .iter()
+        .filter(|c| is_smd_code(**c))
         .map(|c| c.as_str())
         .filter(|c| !excluded.contains(c) && !seen.contains_key(c))
         .collect();
@@ -223,6 +230,7 @@ fn every_smd_code_has_a_fixture() {
         .collect();
     let unexpected: Vec<&str> = Code::ALL
         .iter()
+        .filter(|c| is_smd_code(**c))
         .filter(|c| c.severity() == Severity::Error && !excluded.contains(c.as_str()))
         .map(|c| c.as_str())
         .filter(|c| !expected.contains(*c))
