@@ -110,6 +110,10 @@ codes! {
     EmptyFile = "E0003", Error;
     /// a file is too large to be read (4 GiB or more)
     FileTooLarge = "E0004", Error;
+    /// mdlc found a bug in itself (for example a written file that does not read back the same)
+    InternalError = "E0005", Error;
+    /// the target engine was inferred from the commands a QC uses
+    TargetInferred = "N0001", Note;
 
     // --- SMD structure ----------------------------------------------------------------------
     /// the `version` line gives a version other than 1
@@ -195,15 +199,153 @@ codes! {
 
     // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
     // (qc::tokens adds its codes here)
+    /// a quoted string is not closed before the end of the file
+    QcUnterminatedQuote = "E0200", Error;
+    /// a `/*` block comment is not closed before the end of the file
+    QcUnterminatedComment = "E0201", Error;
+    /// `$include` has no file name on its line
+    QcIncludeNoFile = "E0202", Error;
+    /// an included file does not exist
+    QcIncludeNotFound = "E0203", Error;
+    /// a file includes itself, directly or through other files
+    QcIncludeCycle = "E0204", Error;
+    /// includes or macro expansions are nested more than 16 deep
+    QcNestingTooDeep = "E0205", Error;
+    /// a `$definemacro` or `$definevariable` line lacks its name or value
+    QcDefineIncomplete = "E0206", Error;
+    /// a macro is invoked with fewer arguments than it has parameters
+    QcMacroMissingArgs = "E0207", Error;
+    /// a macro body uses a `$word$` that is neither a parameter nor a variable
+    QcMacroUnknownParam = "E0208", Error;
+    /// a macro invokes itself, directly or through other macros
+    QcMacroRecursive = "E0209", Error;
+    /// `$definemacro` inside a macro body
+    QcDefineInMacro = "E0210", Error;
+    /// an included file was found only under another case
+    QcIncludeCase = "W0200", Warning;
+    /// a `$definemacro` line does not end with `\\`, so the macro has an empty body
+    QcMacroNoBody = "W0201", Warning;
+    /// a macro or variable is defined a second time (the first definition is kept)
+    QcRedefined = "W0202", Warning;
+    /// a quoted string spans several lines (most often a missing closing quote)
+    QcQuoteSpansLines = "W0203", Warning;
+    /// `//` or `/*` inside a token, where it does not start a comment
+    QcCommentInToken = "W0204", Warning;
 
     // --- QC commands (E0220-E0299, W0220-W0299) ----------------------------------------------
     // (qc::commands adds its codes here)
+    /// a `$` command that neither QC dialect has
+    QcUnknownCommand = "E0220", Error;
+    /// a token at the top level of a QC that is not a command ("bad command")
+    QcBadCommand = "E0221", Error;
+    /// a word where a number is needed
+    QcExpectedNumber = "E0222", Error;
+    /// a command or option is missing an argument at the end of its line
+    QcMissingArgument = "E0223", Error;
+    /// a `{` is never closed ("missing }")
+    QcUnclosedBrace = "E0224", Error;
+    /// a `}` closes no `{` ("missing {")
+    QcUnopenedBrace = "E0225", Error;
+    /// a block command is not followed by `{`
+    QcExpectedBrace = "E0226", Error;
+    /// an option keyword the command does not have
+    QcUnknownOption = "E0227", Error;
+    /// an unknown axis, motion type, activity or render mode
+    QcUnknownKeyword = "E0228", Error;
+    /// a second `$cd` in one model
+    QcTwoCd = "E0229", Error;
+    /// a sequence or animation name used twice (Source)
+    QcDuplicateName = "E0230", Error;
+    /// a `$sequence` names no animation
+    QcNoAnimation = "E0231", Error;
+    /// a name that refers to nothing declared before it (`$append` target, `cmdlist`)
+    QcUnknownName = "E0232", Error;
+    /// a value out of its range (frame rate, frame range, blend grid, joint limits, LOD distance)
+    QcBadValue = "E0233", Error;
+    /// an option that is not allowed where it is written
+    QcOptionNotAllowed = "E0234", Error;
+    /// extra arguments after a command (Source dialect)
+    QcExtraArgument = "E0235", Error;
+    /// a command mdlc reads but does not build yet
+    QcNotSupported = "W0220", Warning;
+    /// the `{` of a same-line block is on the next line
+    QcBraceOnNextLine = "W0221", Warning;
+    /// two sequences with the same name in a Half-Life QC
+    QcDuplicateSequenceHl1 = "W0222", Warning;
+    /// a Half-Life command not written in lower case
+    QcCommandCase = "W0223", Warning;
+    /// a number followed by other characters, read up to them
+    QcNumberTrailing = "W0224", Warning;
+    /// arguments that are read and ignored
+    QcIgnoredArgument = "W0225", Warning;
+    /// a command that has no effect in this dialect
+    QcNoEffect = "W0226", Warning;
+    /// a second `blend` in a Half-Life sequence replaces the first
+    QcBlendReplaced = "W0227", Warning;
+    /// an unknown command in a collision block
+    QcUnknownCollisionCommand = "W0228", Warning;
+    /// a command of the other QC dialect
+    QcOtherDialect = "W0229", Warning;
+    /// a weight list name defined twice
+    QcDuplicateWeightList = "W0230", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)
+    /// a `model.toml` is not valid TOML
+    TomlSyntax = "E0300", Error;
+    /// a key that the project format does not have
+    TomlUnknownKey = "E0301", Error;
+    /// a value has the wrong type (a string where a number is expected, …)
+    TomlWrongType = "E0302", Error;
+    /// a required key is missing from a table
+    TomlMissingKey = "E0303", Error;
+    /// a word that is not one of the allowed values (`target`, `mode`, …)
+    TomlUnknownValue = "E0304", Error;
+    /// a number out of range (does not fit, or not finite)
+    TomlNumberOutOfRange = "E0305", Error;
+    /// an array has the wrong number of elements
+    TomlWrongLength = "E0306", Error;
+    /// two keys that cannot be used together, or a key that needs another one
+    TomlConflictingKeys = "E0307", Error;
 
     // --- building the model from a project (E0400-E0499, W0400-W0499) -------------------------
     // (ir::build adds its codes here)
+    /// a file the project names does not exist
+    BuildFileMissing = "E0401", Error;
+    /// a command names a bone that is not in the model's skeleton
+    BuildUnknownBone = "E0402", Error;
+    /// two files of a GoldSrc model give one bone different parents
+    BuildIllegalParent = "E0403", Error;
+    /// a sequence refers to an animation that does not exist
+    BuildUnknownAnimation = "E0404", Error;
+    /// an animation's frame range does not fit its file
+    BuildBadFrameRange = "E0405", Error;
+    /// `replacemodel` names a model that was not loaded
+    BuildUnknownModel = "E0406", Error;
+    /// a sequence's animations do not fill its blend grid
+    BuildBlendGrid = "E0407", Error;
+    /// two sequences of a Source model have the same name
+    BuildDuplicateSequence = "E0408", Error;
+    /// `$hierarchy` or `$definebone` makes a bone its own ancestor
+    BuildBoneCycle = "E0409", Error;
+    /// a sequence has no animation
+    BuildNoAnimation = "E0410", Error;
+    /// a file the project names exists only with another case
+    BuildFileOtherCase = "W0401", Warning;
+    /// a texture group names a material that no mesh uses
+    BuildUnusedGroupMaterial = "W0402", Warning;
+    /// a texture group after the first is ignored
+    BuildExtraTextureGroup = "W0403", Warning;
+    /// two sequences of a GoldSrc model have the same name
+    BuildDuplicateSequenceGoldSrc = "W0404", Warning;
+    /// a GoldSrc command that Valve's tool never uses names a bone that is not in the skeleton
+    BuildUnusedBoneName = "W0405", Warning;
+    /// an animation's frame range reaches past its file's frames
+    BuildFrameRangeClamped = "W0406", Warning;
+    /// a reference mesh file has no triangles
+    BuildNoTriangles = "W0407", Warning;
+    /// texture group rows have different lengths
+    BuildTextureGroupRows = "W0408", Warning;
 }
 
 impl fmt::Display for Code {
@@ -577,10 +719,10 @@ mod tests {
             let s = c.as_str();
             assert!(seen.insert(s), "{s} twice");
             assert_eq!(s.len(), 5);
-            let want = if c.severity() == Severity::Error {
-                'E'
-            } else {
-                'W'
+            let want = match c.severity() {
+                Severity::Error => 'E',
+                Severity::Warning => 'W',
+                Severity::Note => 'N',
             };
             assert!(
                 s.starts_with(want),

@@ -1,14 +1,23 @@
 //! The driver: the one recipe that runs the stages in order. With the CLI, it is the only code
 //! that touches files; every stage it calls is a function of its input.
 //!
-//! Today the recipe is `check` for SMD/VTA files: read bytes → check they are text → parse →
-//! lower (only when the parse found no error, so one broken line is reported once, not again
-//! by every later stage).
+//! Recipes today:
+//! * `check` of an SMD/VTA file: read bytes → check they are text → parse → lower (only when
+//!   the parse found no error, so one broken line is reported once, not again by every later
+//!   stage).
+//! * `check` of a project (QC or TOML): read the project into a `ProjectSpec` (QC: tokenize with
+//!   includes and macros, then commands) → build the model IR, which loads and checks every
+//!   file the project references.
+//! * `import-qc`: read a QC project → write it as TOML, after checking that the TOML reads
+//!   back into the same `ProjectSpec`.
 
 use std::path::Path;
 
 use crate::diag::{Code, Diagnostic, FileId, Sources, Span, MAX_FILE_LEN};
 use crate::ir::{lower_smd, SmdModel};
+use crate::project::files::{Fs, RealFs};
+use crate::project::spec::TargetChoice;
+use crate::project::{ProjectSpec, Target};
 use crate::smd;
 
 /// Everything one run found: the files it read (for rendering) and every diagnostic.
@@ -135,28 +144,222 @@ pub fn check_smd(sources: &Sources, id: FileId, diags: &mut Vec<Diagnostic>) -> 
         .then_some(model)
 }
 
-/// `mdlc check FILE...`: reads, parses and lowers every file; writes nothing.
+/// `mdlc check` on SMD/VTA files only (kept for the tests written against it).
 pub fn check_files(paths: &[impl AsRef<Path>]) -> Report {
+    check_paths(paths, None)
+}
+
+/// What kind of input a path is, by its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// `.smd`, `.vta`: one source file.
+    Smd,
+    /// `.qc`, `.qci`: a QC project.
+    Qc,
+    /// `.toml`: a project in mdlc's own format.
+    Toml,
+}
+
+impl InputKind {
+    pub fn of(path: &Path) -> Option<InputKind> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "smd" | "vta" => InputKind::Smd,
+            "qc" | "qci" => InputKind::Qc,
+            "toml" => InputKind::Toml,
+            _ => return None,
+        })
+    }
+}
+
+/// Reads a project file (QC or TOML) into a `ProjectSpec`. `None` when the file could not be
+/// read or had errors that leave no usable spec (every problem is in `diags`).
+pub fn read_project(
+    path: &Path,
+    kind: InputKind,
+    fs: &dyn Fs,
+    forced_target: Option<Target>,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<ProjectSpec> {
+    let spec = match kind {
+        InputKind::Qc => {
+            let tokens = crate::qc::tokens::tokenize(path, fs, sources, diags);
+            if tokens.is_empty() && diags.iter().any(|d| d.is_error()) {
+                return None;
+            }
+            crate::qc::commands::parse_project(path, &tokens, forced_target, diags)
+        }
+        InputKind::Toml => {
+            let name = path.display().to_string();
+            let bytes = match fs.read(path) {
+                Ok(b) => b,
+                Err(e) => {
+                    diags.push(Diagnostic::about_file(
+                        Code::FileUnreadable,
+                        format!("cannot read `{name}`: {e}"),
+                        name,
+                    ));
+                    return None;
+                }
+            };
+            let (id, ok) = add_text(sources, &name, bytes, diags);
+            if !ok {
+                return None;
+            }
+            crate::project::toml::parse_toml(path, id, sources, forced_target, diags)?
+        }
+        InputKind::Smd => return None,
+    };
+    if let TargetChoice::Inferred { target, because } = &spec.target {
+        diags.push(
+            Diagnostic::new(
+                Code::TargetInferred,
+                format!("building for {} (inferred from the QC)", target.as_str()),
+                because.span.span(),
+                format!("`{}` is a {} command", because.value, target.as_str()),
+            )
+            .with_note("give `--target goldsrc` or `--target source` to choose"),
+        );
+    }
+    Some(spec)
+}
+
+/// `mdlc check`: reads every file (SMD, VTA, QC, TOML) and everything a project references,
+/// builds the model as far as the back ends' input, and writes nothing.
+pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) -> Report {
     let mut report = Report::default();
+    let fs = RealFs;
     for path in paths {
         let path = path.as_ref();
         let name = path.display().to_string();
-        match std::fs::read(path) {
-            Ok(bytes) => {
-                let (id, ok) = add_text(&mut report.sources, &name, bytes, &mut report.diagnostics);
-                if ok {
-                    check_smd(&report.sources, id, &mut report.diagnostics);
+        let kind = InputKind::of(path);
+        match kind {
+            Some(InputKind::Qc) | Some(InputKind::Toml) => {
+                if !path.is_file() {
+                    report.io_failures += 1;
+                    report.diagnostics.push(Diagnostic::about_file(
+                        Code::FileUnreadable,
+                        format!("cannot read `{name}`: no such file"),
+                        name,
+                    ));
+                    continue;
+                }
+                let kind = kind.unwrap_or(InputKind::Qc);
+                if let Some(spec) = read_project(
+                    path,
+                    kind,
+                    &fs,
+                    forced_target,
+                    &mut report.sources,
+                    &mut report.diagnostics,
+                ) {
+                    crate::ir::build::build_model(
+                        &spec,
+                        &fs,
+                        &mut report.sources,
+                        &mut report.diagnostics,
+                    );
                 }
             }
-            Err(e) => {
-                report.io_failures += 1;
-                report.diagnostics.push(Diagnostic::about_file(
-                    Code::FileUnreadable,
-                    format!("cannot read `{name}`: {e}"),
-                    name.clone(),
-                ));
-            }
+            Some(InputKind::Smd) | None => match std::fs::read(path) {
+                Ok(bytes) => {
+                    let (id, ok) =
+                        add_text(&mut report.sources, &name, bytes, &mut report.diagnostics);
+                    if ok {
+                        check_smd(&report.sources, id, &mut report.diagnostics);
+                    }
+                }
+                Err(e) => {
+                    report.io_failures += 1;
+                    report.diagnostics.push(Diagnostic::about_file(
+                        Code::FileUnreadable,
+                        format!("cannot read `{name}`: {e}"),
+                        name.clone(),
+                    ));
+                }
+            },
         }
     }
     report
+}
+
+/// The outcome of `import-qc`: the diagnostics, and the TOML text when the QC had no error.
+#[derive(Debug, Default)]
+pub struct Import {
+    pub report: Report,
+    pub toml: Option<String>,
+}
+
+/// `mdlc import-qc`: reads a QC project and returns the equivalent `model.toml` text, for a file
+/// at `out`. The text is read back before it is returned: if it does not give the same
+/// `ProjectSpec` (a bug in mdlc), an error says so and no text is returned.
+pub fn import_qc(qc: &Path, out: &Path, forced_target: Option<Target>) -> Import {
+    let mut import = Import::default();
+    let report = &mut import.report;
+    let fs = RealFs;
+    if !qc.is_file() {
+        report.io_failures += 1;
+        let name = qc.display().to_string();
+        report.diagnostics.push(Diagnostic::about_file(
+            Code::FileUnreadable,
+            format!("cannot read `{name}`: no such file"),
+            name,
+        ));
+        return import;
+    }
+    let Some(spec) = read_project(
+        qc,
+        InputKind::Qc,
+        &fs,
+        forced_target,
+        &mut report.sources,
+        &mut report.diagnostics,
+    ) else {
+        return import;
+    };
+    if report.error_count() > 0 {
+        return import;
+    }
+    let toml_dir = out.parent().unwrap_or(Path::new(""));
+    let text = crate::project::write::write_toml(&spec, toml_dir);
+    // Read it back: the TOML must say exactly what the QC says.
+    let mut check_sources = Sources::new();
+    let mut check_diags = Vec::new();
+    let id = check_sources.add(out.display().to_string(), text.clone());
+    let forced = Some(spec.target.target());
+    let back = crate::project::toml::parse_toml(out, id, &check_sources, forced, &mut check_diags);
+    let problems: Vec<String> = check_diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| crate::diag::render_plain(&check_sources, d))
+        .collect();
+    if back.map(comparable) != Some(comparable(spec.clone())) || !problems.is_empty() {
+        let mut d = Diagnostic::about_file(
+            Code::InternalError,
+            format!(
+                "internal error: the TOML written for `{}` does not read back the same",
+                qc.display()
+            ),
+            qc.display().to_string(),
+        )
+        .with_note("this is a bug in mdlc; nothing was written");
+        for p in problems.into_iter().take(5) {
+            d.notes.push(p);
+        }
+        report.diagnostics.push(d);
+        return import;
+    }
+    import.toml = Some(text);
+    import
+}
+
+/// A spec with what a TOML copy cannot share with its QC cleared: the project file it came from,
+/// whether the target was given or inferred (the TOML always states it), and the commands that
+/// were not carried over (the TOML keeps them only as comments).
+fn comparable(mut spec: ProjectSpec) -> ProjectSpec {
+    spec.source = std::path::PathBuf::new();
+    spec.target = TargetChoice::Default(spec.target.target());
+    spec.not_carried.clear();
+    spec
 }

@@ -9,15 +9,18 @@ use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use mdlc::diag::{self, MessageFormat};
 use mdlc::driver;
+use mdlc::project::Target;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "mdlc",
     version,
     about = "A model compiler for Valve's GoldSrc and Source engines",
-    long_about = "mdlc reads SMD/VTA model sources (and, in later versions, QC and model.toml \
-                  projects) and reports every problem with its file, line and column.",
-    after_help = "Examples:\n  mdlc check model_reference.smd idle.smd\n  mdlc check --message-format json *.smd"
+    long_about = "mdlc reads model projects (QC files in both the Half-Life and the Source \
+                  dialect, or its own model.toml) and the SMD/VTA sources they use, and \
+                  reports every problem with its file, line and column.",
+    after_help = "Examples:\n  mdlc check model.qc\n  mdlc check model_reference.smd idle.smd\n  \
+                  mdlc check --message-format json model.toml\n  mdlc import-qc model.qc -o model.toml"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -26,21 +29,69 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Check SMD and VTA files and print every problem; writes no file
+    /// Check projects (QC, model.toml) and SMD/VTA files and print every problem; writes no file
     #[command(
-        long_about = "Reads each file, checks it completely and prints every diagnostic. \
-                      Exits with 1 if any file has an error, 0 otherwise (warnings alone do not \
-                      fail), and 2 if a file cannot be read. Never writes a file.",
-        after_help = "Examples:\n  mdlc check testdata/models/creature/creature_reference.smd\n  \
+        long_about = "Reads each file, checks it completely and prints every diagnostic. A \
+                      project (.qc or .toml) is checked with every file it references: includes, \
+                      meshes, animations. Exits with 1 if any file has an error, 0 otherwise \
+                      (warnings alone do not fail), and 2 if a file named on the command line \
+                      cannot be read. Never writes a file.",
+        after_help = "Examples:\n  mdlc check testdata/models/creature/model.toml\n  \
+                      mdlc check barney.qc --target goldsrc\n  \
                       mdlc check --message-format json anims/*.smd > problems.jsonl"
     )]
     Check {
-        /// Files to check (.smd, .vta)
+        /// Files to check: SMD/VTA sources, QC projects (.qc) or mdlc projects (.toml)
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// The engine to check a project for (default: the project's `target`; for a QC,
+        /// inferred from its commands)
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Convert a QC project into an mdlc project file (model.toml)
+    #[command(
+        long_about = "Reads a QC project (with its $include files and macros) and writes the \
+                      equivalent model.toml: readable, grouped, with a comment wherever a QC \
+                      value could not be carried over. The TOML is read back before it is \
+                      written, so building from it gives the same model as building from the \
+                      QC. Writes nothing if the QC has an error; never replaces an existing \
+                      file unless --force is given.",
+        after_help = "Examples:\n  mdlc import-qc barney.qc\n  mdlc import-qc props/crate.qc -o props/crate/model.toml"
+    )]
+    ImportQc {
+        /// The QC file
+        #[arg(value_name = "QC")]
+        qc: PathBuf,
+        /// Where to write the TOML (default: model.toml beside the QC)
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Replace the output file if it exists
+        #[arg(long)]
+        force: bool,
+        /// The engine (default: inferred from the QC's commands)
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
+        #[command(flatten)]
+        output_format: OutputArgs,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TargetArg {
+    Goldsrc,
+    Source,
+}
+
+impl From<TargetArg> for Target {
+    fn from(t: TargetArg) -> Target {
+        match t {
+            TargetArg::Goldsrc => Target::GoldSrc,
+            TargetArg::Source => Target::Source,
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -70,27 +121,85 @@ enum Color {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { files, output } => {
-            let report = driver::check_files(&files);
-            let format = match output.message_format {
-                Format::Human => MessageFormat::Human,
-                Format::Json => MessageFormat::Json,
-            };
-            if let Err(e) = print_report(&report, format, output.color) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    eprintln!("mdlc: cannot write diagnostics: {e}");
-                    return ExitCode::from(2);
-                }
+        Command::Check {
+            files,
+            target,
+            output,
+        } => {
+            let report = driver::check_paths(&files, target.map(Target::from));
+            finish(&report, &output)
+        }
+        Command::ImportQc {
+            qc,
+            output,
+            force,
+            target,
+            output_format,
+        } => {
+            let out = output.unwrap_or_else(|| qc.with_file_name("model.toml"));
+            if out.exists() && !force {
+                eprintln!(
+                    "mdlc: `{}` exists; give --force to replace it",
+                    out.display()
+                );
+                return ExitCode::from(2);
             }
-            if report.io_failures > 0 {
-                ExitCode::from(2)
-            } else if report.error_count() > 0 {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
+            let import = driver::import_qc(&qc, &out, target.map(Target::from));
+            let code = finish(&import.report, &output_format);
+            if code != ExitCode::SUCCESS {
+                return code;
+            }
+            let Some(text) = import.toml else {
+                return ExitCode::from(1);
+            };
+            match write_atomically(&out, text.as_bytes()) {
+                Ok(()) => {
+                    eprintln!("mdlc: wrote {}", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("mdlc: cannot write `{}`: {e}", out.display());
+                    ExitCode::from(2)
+                }
             }
         }
     }
+}
+
+/// Prints the diagnostics and picks the exit code: 2 for I/O failures, 1 for errors, else 0.
+fn finish(report: &driver::Report, output: &OutputArgs) -> ExitCode {
+    let format = match output.message_format {
+        Format::Human => MessageFormat::Human,
+        Format::Json => MessageFormat::Json,
+    };
+    if let Err(e) = print_report(report, format, output.color) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("mdlc: cannot write diagnostics: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if report.io_failures > 0 {
+        ExitCode::from(2)
+    } else if report.error_count() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`, so a failed or
+/// killed run never leaves a half-written file.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.mdlc-tmp-{}", std::process::id()));
+    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 fn print_report(

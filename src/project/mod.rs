@@ -3,5 +3,7 @@
 
 pub mod files;
 pub mod spec;
+pub mod toml;
+pub mod write;
 
 pub use spec::{ProjectSpec, Target};

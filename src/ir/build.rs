@@ -1,0 +1,1824 @@
+//! Lowering a [`ProjectSpec`] and the SMD files it names into a whole [`Model`].
+//!
+//! The steps, in order:
+//! 1. **Load** every file once (by resolved path; a second spelling of the same file is the same
+//!    file). A file missing as written but present in another case is used with a warning; a
+//!    missing file is an error at its reference, with the nearest existing name. SMD problems
+//!    are reported by [`check_smd`] in the SMD's own file; a file with an error is skipped.
+//! 2. **`$renamebone`** renames bones of every loaded file (GoldSrc: exact names, first match;
+//!    Source: without regard to case).
+//! 3. **Skeleton merge** (see `Builder::merge_goldsrc` and `Builder::merge_source`).
+//! 4. **Meshes** get merged bone ids and model material ids; positions are multiplied by their
+//!    file's scale.
+//! 5. **Materials and skins**: the global list in order of first use, then `$texrendermode`
+//!    names, then texture group names; the first texture group becomes the skin table.
+//! 6. **Animations** are mapped onto the merged skeleton by name, frames filled with the target's
+//!    rule and cut to their `frames` range. The root transform is kept as parameters.
+//! 7. **Sequences** resolve their animation names; blend grids are checked (Source).
+//! 8. **Bone references** of every other command are resolved.
+//!
+//! Every independent problem is reported; the model is returned only when none is an error.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
+use crate::driver::{add_text, check_smd};
+use crate::project::files::{find, Fs, Lookup};
+use crate::project::spec::{self, FileRef, ProjectSpec, Spanned, Target};
+use crate::smd::parser::edit_distance;
+
+use super::anim::{FillRule, Pose};
+use super::lower::SmdModel;
+use super::mesh::{Corner, Mesh, Triangle, Weight};
+use super::model::*;
+use super::skeleton::{Bone, BoneId};
+
+/// Loads every file the project references and builds the model. Returns `None` when an error
+/// was reported (every independent problem is still reported).
+pub fn build_model(
+    spec: &ProjectSpec,
+    fs: &dyn Fs,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Model> {
+    let before = diags.len();
+    let mut b = Builder {
+        spec,
+        fs,
+        sources,
+        diags,
+        target: spec.target.target(),
+        files: Vec::new(),
+        by_request: HashMap::new(),
+        by_found: HashMap::new(),
+        first_scale: HashMap::new(),
+    };
+    let model = b.run();
+    let failed = b
+        .diags
+        .get(before..)
+        .unwrap_or(&[])
+        .iter()
+        .any(|d| d.is_error());
+    if failed {
+        None
+    } else {
+        model
+    }
+}
+
+/// A file loaded without error.
+struct Loaded {
+    path: PathBuf,
+    file: FileId,
+    smd: SmdModel,
+}
+
+#[derive(Clone, Debug)]
+enum Cached {
+    Ok(usize),
+    /// Missing, with the nearest name (reported at every reference).
+    Missing(Option<PathBuf>),
+    /// Unreadable or with SMD errors (already reported once).
+    Bad,
+}
+
+struct Builder<'a> {
+    spec: &'a ProjectSpec,
+    fs: &'a dyn Fs,
+    sources: &'a mut Sources,
+    diags: &'a mut Vec<Diagnostic>,
+    target: Target,
+    files: Vec<Loaded>,
+    by_request: HashMap<PathBuf, Cached>,
+    by_found: HashMap<PathBuf, Cached>,
+    /// Source loads each file once: the scale of its first load.
+    first_scale: HashMap<usize, f32>,
+}
+
+/// A mesh to be: a loaded file with the options of the reference that named it.
+struct PendingMesh {
+    loaded: usize,
+    name: String,
+    reverse: bool,
+    scale: f32,
+    origin_offset: [f32; 3],
+    flex_block: Option<Spanned<String>>,
+    span: FileSpan,
+}
+
+/// A `replacemodel`: the replaced body mesh, the replacement, the span of `from`.
+type LodReplacement = (Option<MeshId>, Option<MeshId>, FileSpan);
+
+/// The merged skeleton while it is built.
+struct Table {
+    bones: Vec<ModelBone>,
+    /// Parent names of `$definebone` bones, resolved after the merge.
+    define_parents: Vec<(usize, Spanned<String>)>,
+}
+
+fn loc(l: spec::Loc) -> FileSpan {
+    l.span()
+}
+
+/// The file name without folders and extension.
+fn stem(written: &str) -> String {
+    let s = written.replace('\\', "/");
+    let last = s.rsplit('/').next().unwrap_or(&s).to_string();
+    match last.rfind('.') {
+        Some(i) if i > 0 => last.get(..i).unwrap_or(&last).to_string(),
+        _ => last,
+    }
+}
+
+/// The nearest candidate to `word` (without regard to case), for "did you mean". Distances
+/// count a swap of two neighbouring letters as one edit (`idel` → `idle`).
+fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (osa_distance(&w, &c.to_ascii_lowercase()), c))
+        .filter(|&(d, c)| c != word && d <= (c.len() / 3).max(1))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance over bytes: Levenshtein plus adjacent transpositions.
+fn osa_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > 8 {
+        return edit_distance_bytes(a, b);
+    }
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        if let Some(first) = row.first_mut() {
+            *first = i;
+        }
+    }
+    for (j, x) in d.iter_mut().take(w).enumerate() {
+        *x = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a.get(i - 1) != b.get(j - 1));
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a.get(i - 1) == b.get(j - 2) && a.get(i - 2) == b.get(j - 1) {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+fn edit_distance_bytes(a: &[u8], b: &[u8]) -> usize {
+    edit_distance(&String::from_utf8_lossy(a), &String::from_utf8_lossy(b))
+}
+
+impl Builder<'_> {
+    fn push(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn same_name(&self, a: &str, b: &str) -> bool {
+        match self.target {
+            Target::GoldSrc => a == b,
+            Target::Source => a.eq_ignore_ascii_case(b),
+        }
+    }
+
+    // --- 1. loading ---------------------------------------------------------------------------
+
+    /// Loads a file once; reports a missing or broken file. `what` names the reference in
+    /// messages ("mesh", "animation", …).
+    fn load(&mut self, fr: &FileRef, what: &str) -> Option<usize> {
+        let at = loc(fr.span);
+        let cached = match self.by_request.get(&fr.path) {
+            Some(c) => c.clone(),
+            None => {
+                let c = self.load_new(fr);
+                self.by_request.insert(fr.path.clone(), c.clone());
+                c
+            }
+        };
+        match cached {
+            Cached::Ok(i) => Some(i),
+            Cached::Bad => None,
+            Cached::Missing(nearest) => {
+                let mut d = Diagnostic::new(
+                    Code::BuildFileMissing,
+                    format!("{what} file `{}` not found", fr.written),
+                    at,
+                    format!("no file at `{}`", fr.path.display()),
+                );
+                if let Some(n) = nearest {
+                    d = d.with_note(format!("help: did you mean `{}`?", n.display()));
+                }
+                self.push(d);
+                None
+            }
+        }
+    }
+
+    fn load_new(&mut self, fr: &FileRef) -> Cached {
+        let at = loc(fr.span);
+        let found = match find(self.fs, &fr.path) {
+            Lookup::Exact(p) => p,
+            Lookup::OtherCase(p) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::BuildFileOtherCase,
+                        format!("`{}` exists only as `{}`", fr.written, p.display()),
+                        at,
+                        "the case of this name differs from the file's",
+                    )
+                    .with_note(format!(
+                        "the file `{}` is used; the project only works as written on a file system that ignores case",
+                        p.display()
+                    ))
+                    .with_note(format!("help: write `{}`", p.display())),
+                );
+                p
+            }
+            Lookup::Missing { nearest } => return Cached::Missing(nearest),
+        };
+        if let Some(c) = self.by_found.get(&found) {
+            return c.clone();
+        }
+        let name = found.display().to_string();
+        let c = match self.fs.read(&found) {
+            Err(e) => {
+                self.push(Diagnostic::new(
+                    Code::FileUnreadable,
+                    format!("cannot read `{name}`: {e}"),
+                    at,
+                    "named here",
+                ));
+                Cached::Bad
+            }
+            Ok(bytes) => {
+                let (id, ok) = add_text(self.sources, &name, bytes, self.diags);
+                match ok
+                    .then(|| check_smd(self.sources, id, self.diags))
+                    .flatten()
+                {
+                    Some(smd) => {
+                        self.files.push(Loaded {
+                            path: found.clone(),
+                            file: id,
+                            smd,
+                        });
+                        Cached::Ok(self.files.len() - 1)
+                    }
+                    None => Cached::Bad,
+                }
+            }
+        };
+        self.by_found.insert(found, c.clone());
+        c
+    }
+
+    fn run(&mut self) -> Option<Model> {
+        let spec = self.spec;
+
+        // Body parts, then LOD meshes.
+        let mut pending: Vec<PendingMesh> = Vec::new();
+        let mut body_parts = Vec::new();
+        for bp in &spec.body_parts {
+            let mut options = Vec::new();
+            for opt in &bp.options {
+                match opt {
+                    spec::BodyOption::Blank(l) => options.push(BodyOption::Blank(loc(*l))),
+                    spec::BodyOption::Model(m) => {
+                        if let Some(i) = self.load_mesh(&m.file, m.scale) {
+                            pending.push(PendingMesh {
+                                loaded: i,
+                                name: stem(&m.file.written),
+                                reverse: m.reverse,
+                                scale: m.scale,
+                                origin_offset: m.origin_offset,
+                                flex_block: m.flex_block.clone(),
+                                span: loc(m.file.span),
+                            });
+                            options.push(BodyOption::Mesh(MeshId(pending.len() as u32 - 1)));
+                        }
+                    }
+                }
+            }
+            body_parts.push(BodyPart {
+                name: bp.name.clone(),
+                options,
+                span: loc(bp.span),
+            });
+        }
+        let body_meshes = pending.len();
+        let mut lod_replacements: Vec<Vec<LodReplacement>> = Vec::new();
+        for lod in &spec.lods {
+            let mut reps = Vec::new();
+            for r in &lod.replace_models {
+                let from = self.find_body_mesh(&pending[..body_meshes], &r.from);
+                let to = self.load_mesh(&r.to, r.scale).map(|i| {
+                    pending.push(PendingMesh {
+                        loaded: i,
+                        name: stem(&r.to.written),
+                        reverse: r.reverse,
+                        scale: r.scale,
+                        origin_offset: [0.0; 3],
+                        flex_block: None,
+                        span: loc(r.to.span),
+                    });
+                    MeshId(pending.len() as u32 - 1)
+                });
+                reps.push((from, to, loc(r.from.span)));
+            }
+            lod_replacements.push(reps);
+        }
+
+        // Animations: load their files (first scale per file for Source).
+        let mut anim_files: Vec<Option<usize>> = Vec::new();
+        for a in &spec.animations {
+            let i = self.load(&a.file, "animation");
+            if let Some(i) = i {
+                self.first_scale.entry(i).or_insert(a.scale);
+            }
+            anim_files.push(i);
+        }
+        let collision_file = spec
+            .collision
+            .as_ref()
+            .and_then(|c| self.load(&c.file, "collision model"));
+
+        // 2. renames
+        self.apply_renames();
+
+        // 3. skeleton
+        let table = match self.target {
+            Target::GoldSrc => self.merge_goldsrc(&pending),
+            Target::Source => self.merge_source(&pending, &anim_files),
+        };
+        let bones = table;
+
+        // 4. meshes and 5. materials
+        let mut materials: Vec<Material> = Vec::new();
+        let mut meshes = Vec::new();
+        for p in &pending {
+            meshes.push(self.make_mesh(p, &bones, &mut materials));
+        }
+        let skins = self.materials_and_skins(&mut materials);
+
+        // 6. animations
+        let mut animations = Vec::new();
+        let mut anim_ids: Vec<Option<AnimId>> = Vec::new();
+        for (a, f) in spec.animations.iter().zip(&anim_files) {
+            let made = f.and_then(|f| self.make_anim(a, f, &bones));
+            match made {
+                Some(anim) => {
+                    animations.push(anim);
+                    anim_ids.push(Some(AnimId(animations.len() as u32 - 1)));
+                }
+                None => anim_ids.push(None),
+            }
+        }
+
+        // 7. sequences
+        let sequences = self.make_sequences(&anim_ids);
+
+        // 8. bone references
+        // `$staticprop` (Source) merges every bone into one named `static_prop`, which will be
+        // bone 0; commands may name it before that pass has run.
+        let static_prop = self.target == Target::Source && spec.static_prop;
+        let find = |name: &str| -> Option<BoneId> {
+            bones
+                .iter()
+                .position(|b| b.name.eq_ignore_ascii_case(name))
+                .map(|i| BoneId(i as u32))
+                .or_else(|| {
+                    (static_prop && !bones.is_empty() && name.eq_ignore_ascii_case("static_prop"))
+                        .then_some(BoneId(0))
+                })
+        };
+        let bone_names: Vec<String> = bones.iter().map(|b| b.name.clone()).collect();
+        let mut r = Resolver {
+            find: &find,
+            names: &bone_names,
+            diags: Vec::new(),
+        };
+        let attachments: Vec<Attachment> = spec
+            .attachments
+            .iter()
+            .filter_map(|a| {
+                Some(Attachment {
+                    name: a.name.clone(),
+                    bone: r.must(&a.bone, "attachment")?,
+                    position: a.position,
+                    flags: a.flags.clone(),
+                    rotate_deg: a.rotate_deg,
+                    x_and_z_axes: a.x_and_z_axes,
+                    span: loc(a.span),
+                })
+            })
+            .collect();
+        let hitbox_sets = spec
+            .hitbox_sets
+            .iter()
+            .map(|s| HitboxSet {
+                name: s.name.clone(),
+                boxes: s
+                    .boxes
+                    .iter()
+                    .filter_map(|h| {
+                        Some(Hitbox {
+                            group: h.group,
+                            bone: r.must(&h.bone, "hit box")?,
+                            min: h.min,
+                            max: h.max,
+                            name: h.name.clone(),
+                            span: loc(h.span),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let hit_groups = spec
+            .hit_groups
+            .iter()
+            .filter_map(|(g, b)| Some((g.value, r.must(b, "hit group")?, loc(g.span))))
+            .collect();
+        let controllers = spec
+            .controllers
+            .iter()
+            .filter_map(|c| {
+                Some(Controller {
+                    index: c.index.value,
+                    bone: r.must(&c.bone, "bone controller")?,
+                    axis: c.axis.clone(),
+                    start: c.start,
+                    end: c.end,
+                    span: loc(c.span),
+                })
+            })
+            .collect();
+        let gold = self.target == Target::GoldSrc;
+        let mirror_bones = spec
+            .mirror_bones
+            .iter()
+            .filter_map(|b| Some((r.may(b, "$mirrorbone")?, loc(b.span))))
+            .collect();
+        let always_collapse = spec
+            .always_collapse
+            .iter()
+            .filter_map(|b| Some((r.may(b, "$alwayscollapse")?, loc(b.span))))
+            .collect();
+        let bone_merge = spec
+            .bone_merge
+            .iter()
+            .filter_map(|b| Some((r.must(b, "$bonemerge")?, loc(b.span))))
+            .collect();
+        let root_bone = spec.root_bone.as_ref().and_then(|b| {
+            let id = if gold {
+                r.may(b, "$root")
+            } else {
+                r.must(b, "$root")
+            };
+            Some((id?, loc(b.span)))
+        });
+        let pivots = spec
+            .pivots
+            .iter()
+            .map(|(i, b)| (i.value, r.may(b, "$pivot"), loc(i.span)))
+            .collect();
+        let weight_lists = spec
+            .weight_lists
+            .iter()
+            .map(|w| WeightList {
+                name: w.name.clone(),
+                weights: w
+                    .weights
+                    .iter()
+                    .filter_map(|bw| {
+                        Some((r.may(&bw.bone, "weight list")?, bw.weight, bw.pos_weight))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let mut lods = Vec::new();
+        for (lod, reps) in spec.lods.iter().zip(&lod_replacements) {
+            let replace_models = reps
+                .iter()
+                .filter_map(|&(f, t, s)| Some((f?, t?, s)))
+                .collect();
+            let remove_models = lod
+                .remove_models
+                .iter()
+                .filter_map(|m| {
+                    Some((
+                        self.find_body_mesh(&pending[..body_meshes], m)?,
+                        loc(m.span),
+                    ))
+                })
+                .collect();
+            let replace_bones = lod
+                .replace_bones
+                .iter()
+                .filter_map(|(a, b)| {
+                    Some((
+                        r.may(a, "replacebone")?,
+                        r.may(b, "replacebone")?,
+                        loc(a.span),
+                    ))
+                })
+                .collect();
+            let bone_tree_collapse = lod
+                .bone_tree_collapse
+                .iter()
+                .filter_map(|b| Some((r.may(b, "bonetreecollapse")?, loc(b.span))))
+                .collect();
+            lods.push(Lod {
+                distance: lod.distance.clone(),
+                replace_models,
+                remove_models,
+                replace_materials: lod.replace_materials.clone(),
+                remove_meshes: lod.remove_meshes.clone(),
+                replace_bones,
+                bone_tree_collapse,
+                facial: lod.facial,
+                use_shadowlod_materials: lod.use_shadowlod_materials,
+                span: loc(lod.span),
+            });
+        }
+        let resolver_diags = std::mem::take(&mut r.diags);
+        self.diags.extend(resolver_diags);
+
+        let collision = match (&spec.collision, collision_file) {
+            (Some(c), Some(i)) => self.files.get(i).map(|l| Collision {
+                joints: c.joints,
+                path: l.path.clone(),
+                file: l.file,
+                mesh: l.smd.mesh.clone().unwrap_or_default(),
+                skeleton: l.smd.skeleton.clone(),
+                commands: c.commands.clone(),
+                span: loc(c.span),
+            }),
+            _ => None,
+        };
+
+        Some(Model {
+            target: self.target,
+            name: spec.name.clone(),
+            material_dirs: spec.material_dirs.clone(),
+            texture_dirs: spec.texture_dirs.clone(),
+            materials,
+            skins,
+            rename_materials: spec.rename_materials.clone(),
+            gamma: spec.gamma.clone(),
+            external_textures: spec.external_textures,
+            bones,
+            meshes,
+            body_parts,
+            lods,
+            animations,
+            sequences,
+            pose_parameters: spec.pose_parameters.clone(),
+            weight_lists,
+            sequence_groups: spec.sequence_groups.clone(),
+            sequence_group_size: spec.sequence_group_size.clone(),
+            skip_transitions: spec.skip_transitions.clone(),
+            section_frames: spec.section_frames.clone(),
+            anim_block_size: spec.anim_block_size.clone(),
+            include_models: spec.include_models.clone(),
+            attachments,
+            hitbox_sets,
+            hit_groups,
+            controllers,
+            mirror_bones,
+            always_collapse,
+            collapse_bones: spec.collapse_bones,
+            bone_merge,
+            root_bone,
+            pivots,
+            eye_position: spec.eye_position.clone(),
+            illum_position: spec.illum_position.clone(),
+            bbox: spec.bbox.clone(),
+            cbox: spec.cbox.clone(),
+            flags: spec.flags.clone(),
+            surface_prop: spec.surface_prop.clone(),
+            contents: spec.contents.clone(),
+            static_prop: spec.static_prop,
+            keyvalues: spec.keyvalues.clone(),
+            header_flags: spec.header_flags.clone(),
+            collision,
+        })
+    }
+
+    /// Loads a reference mesh; warns when it has no triangles.
+    fn load_mesh(&mut self, fr: &FileRef, scale: f32) -> Option<usize> {
+        let i = self.load(fr, "mesh")?;
+        self.first_scale.entry(i).or_insert(scale);
+        let empty = self
+            .files
+            .get(i)
+            .is_none_or(|l| l.smd.mesh.as_ref().is_none_or(|m| m.triangles.is_empty()));
+        if empty {
+            self.push(
+                Diagnostic::new(
+                    Code::BuildNoTriangles,
+                    format!("mesh file `{}` has no triangles", fr.written),
+                    loc(fr.span),
+                    "this file gives no triangle",
+                )
+                .with_note(
+                    "a reference mesh has a `triangles` section; is this an animation file?",
+                ),
+            );
+        }
+        Some(i)
+    }
+
+    /// `replacemodel`/`removemodel`: a body mesh named by its file name, extension stripped,
+    /// without regard to case.
+    fn find_body_mesh(&mut self, body: &[PendingMesh], name: &Spanned<String>) -> Option<MeshId> {
+        let want = stem(&name.value);
+        if let Some(i) = body.iter().position(|p| p.name.eq_ignore_ascii_case(&want)) {
+            return Some(MeshId(i as u32));
+        }
+        let mut d = Diagnostic::new(
+            Code::BuildUnknownModel,
+            format!("no model `{}` was loaded", name.value),
+            loc(name.span),
+            "not the name of a body part mesh",
+        )
+        .with_note("`replacemodel` and `removemodel` name a mesh file loaded by `$body`, `$model` or `$bodygroup`, without its extension");
+        if let Some(n) = nearest(&want, body.iter().map(|p| p.name.as_str())) {
+            d = d.with_note(format!("help: did you mean `{n}`?"));
+        } else if !body.is_empty() {
+            let names: Vec<String> = body
+                .iter()
+                .take(8)
+                .map(|p| format!("`{}`", p.name))
+                .collect();
+            d = d.with_note(format!("loaded: {}", names.join(", ")));
+        }
+        self.push(d);
+        None
+    }
+
+    // --- 2. renames --------------------------------------------------------------------------
+
+    fn apply_renames(&mut self) {
+        let renames = &self.spec.rename_bones;
+        let gold = self.target == Target::GoldSrc;
+        let mut used = vec![false; renames.len()];
+        for l in &mut self.files {
+            for b in &mut l.smd.skeleton.bones {
+                let hit = renames.iter().position(|(from, _)| {
+                    if gold {
+                        from.value == b.name
+                    } else {
+                        from.value.eq_ignore_ascii_case(&b.name)
+                    }
+                });
+                if let Some(k) = hit {
+                    if let (Some((_, to)), Some(u)) = (renames.get(k), used.get_mut(k)) {
+                        b.name = to.value.clone();
+                        *u = true;
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for ((from, _), u) in renames.iter().zip(&used) {
+            if !u {
+                let mut d = Diagnostic::new(
+                    Code::BuildUnusedBoneName,
+                    format!(
+                        "`$renamebone` names bone \"{}\", which no loaded file has",
+                        from.value
+                    ),
+                    loc(from.span),
+                    "no bone of this name",
+                )
+                .with_note("the rename is ignored");
+                let all = self
+                    .files
+                    .iter()
+                    .flat_map(|l| l.smd.skeleton.bones.iter().map(|b| b.name.as_str()));
+                if let Some(n) = nearest(&from.value, all) {
+                    d = d.with_note(format!("help: did you mean \"{n}\"?"));
+                }
+                out.push(d);
+            }
+        }
+        self.diags.extend(out);
+    }
+
+    // --- 3. skeleton -------------------------------------------------------------------------
+
+    /// Bone names (lower case) that commands name. `always`: bones Source counts as referenced
+    /// in every file that has them (`$attachment`, `$bonemerge`; `source-animation.md` §2.2).
+    /// `keep`: bones kept only when no file uses them otherwise — GoldSrc attachments,
+    /// controllers, hit boxes and hit groups (Valve's HL1 tool drops such bones and then fails;
+    /// mdlc keeps them), Source controllers, hit boxes and hit groups.
+    fn named_bones(&self) -> (Vec<String>, Vec<String>) {
+        let s = self.spec;
+        let lower = |b: &Spanned<String>| b.value.to_ascii_lowercase();
+        let mut always: Vec<String> = Vec::new();
+        let mut keep: Vec<String> = Vec::new();
+        let attachments = s.attachments.iter().map(|a| lower(&a.bone));
+        match self.target {
+            Target::GoldSrc => keep.extend(attachments),
+            Target::Source => {
+                always.extend(attachments);
+                always.extend(s.bone_merge.iter().map(lower));
+            }
+        }
+        keep.extend(s.controllers.iter().map(|c| lower(&c.bone)));
+        keep.extend(
+            s.hitbox_sets
+                .iter()
+                .flat_map(|h| &h.boxes)
+                .map(|b| lower(&b.bone)),
+        );
+        keep.extend(s.hit_groups.iter().map(|(_, b)| lower(b)));
+        for v in [&mut always, &mut keep] {
+            v.sort();
+            v.dedup();
+        }
+        (always, keep)
+    }
+
+    /// The bones a file's vertices use: GoldSrc the first column (Valve's HL1 tool ignores
+    /// weights), Source every weighted bone.
+    fn vertex_bones(&self, smd: &SmdModel) -> Vec<BoneId> {
+        let mut out: Vec<BoneId> = Vec::new();
+        let Some(m) = &smd.mesh else { return out };
+        let mut seen = vec![false; smd.skeleton.bones.len()];
+        let mut add = |b: BoneId| {
+            if let Some(s) = seen.get_mut(b.index()) {
+                if !*s {
+                    *s = true;
+                    out.push(b);
+                }
+            }
+        };
+        for t in &m.triangles {
+            for c in &t.corners {
+                match self.target {
+                    Target::GoldSrc => add(c.bone),
+                    Target::Source => m.weights_of(c).iter().for_each(|w| add(w.bone)),
+                }
+            }
+        }
+        out
+    }
+
+    /// Marks the used bones of one file: `seed` bones and every ancestor of them.
+    fn used_bones(smd: &SmdModel, seed: impl Iterator<Item = BoneId>) -> Vec<bool> {
+        let n = smd.skeleton.bones.len();
+        let mut used = vec![false; n];
+        for b in seed {
+            let mut cur = Some(b);
+            let mut steps = 0;
+            while let Some(c) = cur {
+                match used.get_mut(c.index()) {
+                    Some(u) if !*u => *u = true,
+                    _ => break,
+                }
+                steps += 1;
+                if steps > n {
+                    break;
+                }
+                cur = smd.skeleton.get(c).and_then(|b| b.parent);
+            }
+        }
+        used
+    }
+
+    /// The used bones of each of `files` (in load order): vertex bones, `always` names in every
+    /// file that has them, then each `keep` name no file uses yet in the first file that has it;
+    /// with their ancestors.
+    fn used_per_file(&self, files: &[usize]) -> HashMap<usize, Vec<bool>> {
+        let (always, keep) = self.named_bones();
+        let mut seeds: HashMap<usize, Vec<BoneId>> = HashMap::new();
+        for &f in files {
+            let Some(l) = self.files.get(f) else { continue };
+            let mut v = self.vertex_bones(&l.smd);
+            v.extend(always.iter().filter_map(|n| l.smd.skeleton.find(n)));
+            seeds.insert(f, v);
+        }
+        let used_now = |seeds: &HashMap<usize, Vec<BoneId>>, f: usize| -> Vec<bool> {
+            match (self.files.get(f), seeds.get(&f)) {
+                (Some(l), Some(s)) => Self::used_bones(&l.smd, s.iter().copied()),
+                _ => Vec::new(),
+            }
+        };
+        for name in &keep {
+            let covered = files.iter().any(|&f| {
+                let used = used_now(&seeds, f);
+                self.files.get(f).is_some_and(|l| {
+                    l.smd
+                        .skeleton
+                        .bones
+                        .iter()
+                        .zip(&used)
+                        .any(|(b, u)| *u && b.name.eq_ignore_ascii_case(name))
+                })
+            });
+            if covered {
+                continue;
+            }
+            for &f in files {
+                let Some(l) = self.files.get(f) else { continue };
+                if let Some(b) = l.smd.skeleton.find(name) {
+                    seeds.entry(f).or_default().push(b);
+                    break;
+                }
+            }
+        }
+        files.iter().map(|&f| (f, used_now(&seeds, f))).collect()
+    }
+
+    /// The rest pose a file gives a bone, scaled. GoldSrc takes the last value the reference
+    /// skeleton writes (`time` lines are ignored there, so the last frame wins); Source frame 0.
+    fn rest_of(&self, l: &Loaded, b: usize, scale: f32) -> Pose {
+        let a = &l.smd.animation;
+        let mut p = match self.target {
+            Target::GoldSrc => (0..a.num_frames)
+                .rev()
+                .find_map(|f| a.get(f, b))
+                .unwrap_or_default(),
+            Target::Source => l
+                .smd
+                .skeleton
+                .bones
+                .get(b)
+                .map(|b| b.rest)
+                .unwrap_or_default(),
+        };
+        for c in &mut p.pos {
+            *c *= scale;
+        }
+        p
+    }
+
+    /// GoldSrc (`goldsrc.md` §8.4): models in body order, nodes in file order, used bones only,
+    /// exact names; a known bone given another parent is "illegal parent bone replacement".
+    fn merge_goldsrc(&mut self, pending: &[PendingMesh]) -> Vec<ModelBone> {
+        let files: Vec<usize> = pending.iter().map(|p| p.loaded).collect();
+        let used_of = self.used_per_file(&files);
+        let mut bones: Vec<ModelBone> = Vec::new();
+        let mut done: Vec<usize> = Vec::new();
+        let mut errs = Vec::new();
+        for p in pending {
+            if done.contains(&p.loaded) {
+                continue;
+            }
+            done.push(p.loaded);
+            let Some(l) = self.files.get(p.loaded) else {
+                continue;
+            };
+            let used = used_of.get(&p.loaded).cloned().unwrap_or_default();
+            for (i, b) in l.smd.skeleton.bones.iter().enumerate() {
+                if !used.get(i).copied().unwrap_or(false) {
+                    continue;
+                }
+                let file_parent = b.parent.and_then(|p| l.smd.skeleton.get(p));
+                if let Some(existing) = bones.iter().find(|x| x.name == b.name) {
+                    let old_parent = existing
+                        .parent
+                        .and_then(|p| bones.get(p.index()))
+                        .map(|x| x.name.as_str());
+                    let new_parent = file_parent.map(|x| x.name.as_str());
+                    if old_parent != new_parent {
+                        errs.push(illegal_parent(
+                            b,
+                            new_parent,
+                            old_parent,
+                            existing.span,
+                            "model",
+                        ));
+                    }
+                    continue;
+                }
+                let parent = file_parent
+                    .and_then(|fp| bones.iter().position(|x| x.name == fp.name))
+                    .map(|i| BoneId(i as u32));
+                bones.push(ModelBone {
+                    name: b.name.clone(),
+                    parent,
+                    rest: self.rest_of(l, i, p.scale),
+                    rest_parent: parent,
+                    fixup: None,
+                    defined: false,
+                    span: b.span,
+                });
+            }
+        }
+        self.diags.extend(errs);
+        bones
+    }
+
+    /// Source (`source-animation.md` §2.2): `$definebone` first, then the referenced bones of
+    /// every loaded file in load order (meshes, LOD meshes, animations), names without regard
+    /// to case; `$hierarchy` re-parents, then the table is reordered so parents come first.
+    fn merge_source(
+        &mut self,
+        pending: &[PendingMesh],
+        anim_files: &[Option<usize>],
+    ) -> Vec<ModelBone> {
+        let mut table = Table {
+            bones: Vec::new(),
+            define_parents: Vec::new(),
+        };
+        for d in &self.spec.define_bones {
+            if table
+                .bones
+                .iter()
+                .any(|b| b.name.eq_ignore_ascii_case(&d.name.value))
+            {
+                continue;
+            }
+            let [p, y, r] = d.rotation_deg;
+            if let Some(parent) = &d.parent {
+                if !parent.value.is_empty() {
+                    table
+                        .define_parents
+                        .push((table.bones.len(), parent.clone()));
+                }
+            }
+            table.bones.push(ModelBone {
+                name: d.name.value.clone(),
+                parent: None,
+                rest: Pose {
+                    pos: d.position,
+                    rot: [r.to_radians(), p.to_radians(), y.to_radians()],
+                },
+                rest_parent: None,
+                fixup: d.fixup,
+                defined: true,
+                span: loc(d.span),
+            });
+        }
+        // Load order: every mesh (body parts, then LODs), then animation files.
+        let mut order: Vec<(usize, f32)> = Vec::new();
+        for p in pending {
+            if !order.iter().any(|(f, _)| *f == p.loaded) {
+                order.push((
+                    p.loaded,
+                    self.first_scale.get(&p.loaded).copied().unwrap_or(p.scale),
+                ));
+            }
+        }
+        for &f in anim_files.iter().flatten() {
+            if !order.iter().any(|(g, _)| *g == f) {
+                order.push((f, self.first_scale.get(&f).copied().unwrap_or(1.0)));
+            }
+        }
+        let files: Vec<usize> = order.iter().map(|(f, _)| *f).collect();
+        let used_of = self.used_per_file(&files);
+        for &(f, scale) in &order {
+            let Some(l) = self.files.get(f) else { continue };
+            let used = used_of.get(&f).cloned().unwrap_or_default();
+            for (i, b) in l.smd.skeleton.bones.iter().enumerate() {
+                if !used.get(i).copied().unwrap_or(false)
+                    || table
+                        .bones
+                        .iter()
+                        .any(|x| x.name.eq_ignore_ascii_case(&b.name))
+                {
+                    continue;
+                }
+                let parent = b
+                    .parent
+                    .and_then(|p| l.smd.skeleton.get(p))
+                    .and_then(|fp| {
+                        table
+                            .bones
+                            .iter()
+                            .position(|x| x.name.eq_ignore_ascii_case(&fp.name))
+                    })
+                    .map(|i| BoneId(i as u32));
+                let rest = self.rest_of(l, i, scale);
+                table.bones.push(ModelBone {
+                    name: b.name.clone(),
+                    parent,
+                    rest,
+                    rest_parent: parent,
+                    fixup: None,
+                    defined: false,
+                    span: b.span,
+                });
+            }
+        }
+        let mut bones = table.bones;
+        let lookup = |bones: &[ModelBone], name: &str| {
+            bones
+                .iter()
+                .position(|x| x.name.eq_ignore_ascii_case(name))
+                .map(|i| BoneId(i as u32))
+        };
+        // `$definebone` parents, then `$hierarchy`.
+        let mut errs = Vec::new();
+        let mut links: Vec<(usize, Option<BoneId>, FileSpan, &'static str)> = Vec::new();
+        for (child, parent) in &table.define_parents {
+            match lookup(&bones, &parent.value) {
+                Some(p) => links.push((*child, Some(p), loc(parent.span), "$definebone")),
+                None => errs.push(unknown_bone(parent, "$definebone parent", &bones)),
+            }
+        }
+        for (child, parent) in &self.spec.hierarchy {
+            let c = lookup(&bones, &child.value);
+            let p = if parent.value.is_empty() {
+                Some(None)
+            } else {
+                lookup(&bones, &parent.value).map(Some)
+            };
+            if c.is_none() {
+                errs.push(unknown_bone(child, "$hierarchy", &bones));
+            }
+            if p.is_none() {
+                errs.push(unknown_bone(parent, "$hierarchy parent", &bones));
+            }
+            if let (Some(c), Some(p)) = (c, p) {
+                links.push((c.index(), p, loc(parent.span), "$hierarchy"));
+            }
+        }
+        for (child, parent, at, what) in links {
+            if let Some(p) = parent {
+                // The new parent must not be the bone or one of its descendants.
+                let mut cur = Some(p);
+                let mut steps = 0;
+                let mut cycle = false;
+                while let Some(c) = cur {
+                    if c.index() == child {
+                        cycle = true;
+                        break;
+                    }
+                    steps += 1;
+                    if steps > bones.len() {
+                        break;
+                    }
+                    cur = bones.get(c.index()).and_then(|b| b.parent);
+                }
+                if cycle {
+                    let name = bones.get(child).map_or("", |b| b.name.as_str());
+                    let pname = bones.get(p.index()).map_or("", |b| b.name.as_str());
+                    errs.push(
+                        Diagnostic::new(
+                            Code::BuildBoneCycle,
+                            format!("`{what}` makes bone \"{name}\" its own ancestor"),
+                            at,
+                            format!("\"{pname}\" descends from \"{name}\""),
+                        )
+                        .with_note("this parent is ignored"),
+                    );
+                    continue;
+                }
+            }
+            if let Some(b) = bones.get_mut(child) {
+                b.parent = parent;
+                if b.defined {
+                    b.rest_parent = parent;
+                }
+            }
+        }
+        self.diags.extend(errs);
+        reorder_parents_first(&mut bones);
+        bones
+    }
+
+    // --- 4. meshes ---------------------------------------------------------------------------
+
+    /// The merged bone of each bone of a file (GoldSrc: exact name; Source: any case).
+    fn bone_map(&self, l: &Loaded, bones: &[ModelBone]) -> Vec<Option<BoneId>> {
+        l.smd
+            .skeleton
+            .bones
+            .iter()
+            .map(|b| {
+                bones
+                    .iter()
+                    .position(|x| self.same_name(&x.name, &b.name))
+                    .map(|i| BoneId(i as u32))
+            })
+            .collect()
+    }
+
+    fn make_mesh(
+        &self,
+        p: &PendingMesh,
+        bones: &[ModelBone],
+        materials: &mut Vec<Material>,
+    ) -> ModelMesh {
+        let Some(l) = self.files.get(p.loaded) else {
+            return ModelMesh {
+                name: p.name.clone(),
+                path: PathBuf::new(),
+                file: FileId(0),
+                mesh: Mesh::default(),
+                materials: Vec::new(),
+                reverse: p.reverse,
+                scale: p.scale,
+                origin_offset: p.origin_offset,
+                flex_block: p.flex_block.clone(),
+                span: p.span,
+            };
+        };
+        let map = self.bone_map(l, bones);
+        let src = l.smd.mesh.clone().unwrap_or_default();
+        let gold = self.target == Target::GoldSrc;
+        let mut out = Mesh {
+            materials: src.materials.clone(),
+            triangles: Vec::with_capacity(src.triangles.len()),
+            weights: Vec::with_capacity(src.weights.len()),
+        };
+        let mapped = |b: BoneId| map.get(b.index()).copied().flatten();
+        'tri: for t in &src.triangles {
+            let mut corners: [Option<Corner>; 3] = [None; 3];
+            for (slot, c) in corners.iter_mut().zip(&t.corners) {
+                let mut ws: Vec<Weight> = Vec::new();
+                if gold {
+                    let Some(b) = mapped(c.bone) else {
+                        continue 'tri;
+                    };
+                    ws.push(Weight {
+                        bone: b,
+                        weight: 1.0,
+                    });
+                } else {
+                    for w in src.weights_of(c) {
+                        let Some(b) = mapped(w.bone) else {
+                            continue 'tri;
+                        };
+                        ws.push(Weight {
+                            bone: b,
+                            weight: w.weight,
+                        });
+                    }
+                }
+                let Some(first) = ws.first().map(|w| w.bone) else {
+                    continue 'tri;
+                };
+                let bone = mapped(c.bone).unwrap_or(first);
+                let start = out.weights.len() as u32;
+                out.weights.extend_from_slice(&ws);
+                *slot = Some(Corner {
+                    pos: c.pos.map(|v| v * p.scale),
+                    bone,
+                    weights: (start, ws.len() as u32),
+                    ..*c
+                });
+            }
+            if let [Some(a), Some(b), Some(c)] = corners {
+                out.triangles.push(Triangle {
+                    corners: [a, b, c],
+                    ..*t
+                });
+            }
+        }
+        // Materials: global list, case-insensitive, first spelling kept.
+        let mut mat_ids = Vec::with_capacity(out.materials.len());
+        for (i, name) in out.materials.iter().enumerate() {
+            let used_here = out.triangles.iter().any(|t| t.material as usize == i);
+            let span = out
+                .triangles
+                .iter()
+                .find(|t| t.material as usize == i)
+                .map_or(p.span, |t| t.span);
+            let id = match materials
+                .iter()
+                .position(|m| material_key(self.target, &m.name) == material_key(self.target, name))
+            {
+                Some(k) => {
+                    if let Some(m) = materials.get_mut(k) {
+                        m.used |= used_here;
+                    }
+                    k
+                }
+                None => {
+                    materials.push(Material {
+                        name: name.clone(),
+                        render_mode: None,
+                        used: used_here,
+                        span,
+                    });
+                    materials.len() - 1
+                }
+            };
+            mat_ids.push(MaterialId(id as u32));
+        }
+        ModelMesh {
+            name: p.name.clone(),
+            path: l.path.clone(),
+            file: l.file,
+            mesh: out,
+            materials: mat_ids,
+            reverse: p.reverse,
+            scale: p.scale,
+            origin_offset: p.origin_offset,
+            flex_block: p.flex_block.clone(),
+            span: p.span,
+        }
+    }
+
+    // --- 5. materials and skins --------------------------------------------------------------
+
+    fn materials_and_skins(&mut self, materials: &mut Vec<Material>) -> SkinTable {
+        let target = self.target;
+        let find_or_add =
+            |materials: &mut Vec<Material>, name: &Spanned<String>| -> (usize, bool) {
+                match materials.iter().position(|m| {
+                    material_key(target, &m.name) == material_key(target, &name.value)
+                }) {
+                    Some(k) => (k, false),
+                    None => {
+                        materials.push(Material {
+                            name: name.value.clone(),
+                            render_mode: None,
+                            used: false,
+                            span: loc(name.span),
+                        });
+                        (materials.len() - 1, true)
+                    }
+                }
+            };
+        for rm in &self.spec.texture_render_modes {
+            let (k, _) = find_or_add(materials, &rm.texture);
+            if let Some(m) = materials.get_mut(k) {
+                m.render_mode = Some(rm.mode.clone());
+            }
+        }
+        let num_ref = materials.len();
+        let mut table = SkinTable {
+            num_ref,
+            families: vec![(0..num_ref as u32).map(MaterialId).collect()],
+            span: None,
+        };
+        let mut warns = Vec::new();
+        for g in self.spec.texture_groups.iter().skip(1) {
+            warns.push(
+                Diagnostic::new(
+                    Code::BuildExtraTextureGroup,
+                    format!("texture group `{}` is ignored", g.name.value),
+                    loc(g.name.span),
+                    "a second texture group",
+                )
+                .with_note(
+                    "only the first texture group makes skins, in both of Valve's compilers",
+                ),
+            );
+        }
+        if let Some(g) = self.spec.texture_groups.first() {
+            table.span = Some(loc(g.name.span));
+            let mut rows: Vec<Vec<usize>> = Vec::new();
+            for (ri, row) in g.skins.iter().enumerate() {
+                let mut ids = Vec::new();
+                for name in row {
+                    let (k, _) = find_or_add(materials, name);
+                    let used = materials.get(k).is_some_and(|m| m.used);
+                    if ri == 0 && !used {
+                        let candidates: Vec<&str> = materials
+                            .iter()
+                            .filter(|m| m.used)
+                            .map(|m| m.name.as_str())
+                            .collect();
+                        let mut d = Diagnostic::new(
+                            Code::BuildUnusedGroupMaterial,
+                            format!("texture group material `{}` is not used by any mesh", name.value),
+                            loc(name.span),
+                            "no triangle has this material",
+                        )
+                        .with_note("the first row of a texture group lists materials of the meshes, which the other rows replace");
+                        if let Some(n) = nearest(&name.value, candidates) {
+                            d = d.with_note(format!("help: did you mean `{n}`?"));
+                        }
+                        warns.push(d);
+                    }
+                    ids.push(k);
+                }
+                rows.push(ids);
+            }
+            let width = rows.first().map_or(0, Vec::len);
+            for (ri, row) in g.skins.iter().enumerate().skip(1) {
+                if row.len() != width {
+                    let at = row.first().map_or(loc(g.name.span), |n| loc(n.span));
+                    warns.push(
+                        Diagnostic::new(
+                            Code::BuildTextureGroupRows,
+                            format!("skin {ri} of texture group `{}` has {} materials, the first has {width}", g.name.value, row.len()),
+                            at,
+                            format!("{} materials here", row.len()),
+                        )
+                        .with_note("materials are replaced position by position; the extra positions are ignored"),
+                    );
+                }
+            }
+            let base = rows.first().cloned().unwrap_or_default();
+            table.families = rows
+                .iter()
+                .map(|row| {
+                    let mut fam: Vec<MaterialId> = (0..num_ref as u32).map(MaterialId).collect();
+                    for (&from, &to) in base.iter().zip(row) {
+                        if let Some(slot) = fam.get_mut(from) {
+                            *slot = MaterialId(to as u32);
+                        }
+                    }
+                    fam
+                })
+                .collect();
+            if table.families.is_empty() {
+                table.families = vec![(0..num_ref as u32).map(MaterialId).collect()];
+            }
+        }
+        self.diags.extend(warns);
+        table
+    }
+
+    // --- 6. animations -----------------------------------------------------------------------
+
+    fn make_anim(&mut self, a: &spec::Animation, f: usize, bones: &[ModelBone]) -> Option<Anim> {
+        let gold = self.target == Target::GoldSrc;
+        let l = self.files.get(f)?;
+        let map = self.bone_map(l, bones);
+        let file_bones: Vec<AnimBone> = l
+            .smd
+            .skeleton
+            .bones
+            .iter()
+            .zip(&map)
+            .map(|(b, m)| AnimBone {
+                name: b.name.clone(),
+                parent: b.parent.map(|p| p.0),
+                bone: *m,
+            })
+            .collect();
+        let mut errs = Vec::new();
+        if gold {
+            // `goldsrc.md` §8.4: a matched bone whose parent differs from the model's.
+            for (b, m) in l.smd.skeleton.bones.iter().zip(&map) {
+                let Some(m) = m.and_then(|m| bones.get(m.index())) else {
+                    continue;
+                };
+                let file_parent = b
+                    .parent
+                    .and_then(|p| l.smd.skeleton.get(p))
+                    .map(|p| p.name.as_str());
+                let model_parent = m
+                    .parent
+                    .and_then(|p| bones.get(p.index()))
+                    .map(|p| p.name.as_str());
+                if file_parent != model_parent {
+                    errs.push(illegal_parent(
+                        b,
+                        file_parent,
+                        model_parent,
+                        m.span,
+                        "animation",
+                    ));
+                }
+            }
+        }
+        let anim = &l.smd.animation;
+        let rule = if gold {
+            FillRule::Zero
+        } else {
+            FillRule::HoldPrevious
+        };
+        let resolved = anim.resolve(rule);
+        let nb = anim.num_bones;
+        let first = anim.first_time as i64;
+        let last = first + anim.num_frames as i64 - 1;
+        let (mut lo, mut hi) = (first, last);
+        if let Some((s, e)) = a.frames {
+            let (s, e) = (s as i64, e as i64);
+            if s > e || e < first || s > last {
+                errs.push(
+                    Diagnostic::new(
+                        Code::BuildBadFrameRange,
+                        if s > e {
+                            format!(
+                                "frame range {s} to {e} of animation `{}` is empty",
+                                a.name.value
+                            )
+                        } else {
+                            format!(
+                                "frame range {s} to {e} of animation `{}` is outside its file",
+                                a.name.value
+                            )
+                        },
+                        loc(a.span),
+                        "in this animation",
+                    )
+                    .with_note(format!(
+                        "`{}` has frames {first} to {last}",
+                        self.sources.name(l.file)
+                    )),
+                );
+                self.diags.extend(errs);
+                return None;
+            }
+            if s < first || e > last {
+                errs.push(
+                    Diagnostic::new(
+                        Code::BuildFrameRangeClamped,
+                        format!(
+                            "frame range {s} to {e} of animation `{}` reaches past its file",
+                            a.name.value
+                        ),
+                        loc(a.span),
+                        "in this animation",
+                    )
+                    .with_note(format!(
+                        "`{}` has frames {first} to {last}; frames {} to {} are used",
+                        self.sources.name(l.file),
+                        s.max(first),
+                        e.min(last)
+                    )),
+                );
+            }
+            lo = s.max(first);
+            hi = e.min(last);
+            if gold {
+                // Valve's HL1 tool starts and ends at the first and last frame it sees.
+                let present = |t: i64| {
+                    anim.present
+                        .get((t - first) as usize)
+                        .copied()
+                        .unwrap_or(false)
+                };
+                while lo < hi && !present(lo) {
+                    lo += 1;
+                }
+                while hi > lo && !present(hi) {
+                    hi -= 1;
+                }
+            }
+        }
+        let from = (lo - first) as usize * nb;
+        let to = (hi - first + 1) as usize * nb;
+        let frames = resolved
+            .get(from..to)
+            .map(<[Pose]>::to_vec)
+            .unwrap_or_default();
+        let num_frames = frames
+            .len()
+            .checked_div(nb)
+            .unwrap_or((hi - lo + 1) as usize);
+        let scale = if gold {
+            a.scale
+        } else {
+            self.first_scale.get(&f).copied().unwrap_or(a.scale)
+        };
+        let out = Anim {
+            name: a.name.clone(),
+            path: l.path.clone(),
+            file: l.file,
+            file_bones,
+            frames,
+            num_frames,
+            first_time: lo as i32,
+            fps: a.fps,
+            looping: a.looping,
+            origin: a.origin,
+            rotation: a.rotation,
+            scale,
+            motion: a.motion.clone(),
+            start_loop: a.start_loop,
+            flags: a.flags.clone(),
+            commands: a.commands.clone(),
+            span: loc(a.span),
+        };
+        self.diags.extend(errs);
+        Some(out)
+    }
+
+    // --- 7. sequences ------------------------------------------------------------------------
+
+    fn make_sequences(&mut self, anim_ids: &[Option<AnimId>]) -> Vec<Seq> {
+        let spec = self.spec;
+        let anim_by_name = |name: &str| -> Option<usize> {
+            spec.animations
+                .iter()
+                .position(|a| a.name.value.eq_ignore_ascii_case(name))
+        };
+        let seq_by_name = |name: &str| -> Option<usize> {
+            spec.sequences
+                .iter()
+                .position(|s| s.name.value.eq_ignore_ascii_case(name))
+        };
+        let from_qc = spec
+            .source
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("qc"));
+        let mut out = Vec::new();
+        let mut errs = Vec::new();
+        for (si, s) in spec.sequences.iter().enumerate() {
+            // Duplicate names. The QC front end reports them itself (with the animation names
+            // that share the namespace in QC), so only other projects are checked here.
+            if let Some(first) = seq_by_name(&s.name.value).filter(|&f| f < si && !from_qc) {
+                let first_span = spec
+                    .sequences
+                    .get(first)
+                    .map_or(loc(s.name.span), |f| loc(f.name.span));
+                let d = match self.target {
+                    Target::GoldSrc => Diagnostic::new(
+                        Code::BuildDuplicateSequenceGoldSrc,
+                        format!("a second sequence is named `{}`", s.name.value),
+                        loc(s.name.span),
+                        "name used before",
+                    )
+                    .with_secondary(first_span, "first sequence of this name")
+                    .with_note(
+                        "Valve's HL1 compiler keeps both; the game finds only the first by name",
+                    ),
+                    Target::Source => Diagnostic::new(
+                        Code::BuildDuplicateSequence,
+                        format!("a second sequence is named `{}`", s.name.value),
+                        loc(s.name.span),
+                        "name used before",
+                    )
+                    .with_secondary(first_span, "first sequence of this name")
+                    .with_note("sequence names are unique in a Source model; rename one of them"),
+                };
+                errs.push(d);
+            }
+            let mut ids = Vec::new();
+            let mut broken = false;
+            for r in &s.animations {
+                let resolved = anim_by_name(&r.value).or_else(|| {
+                    seq_by_name(&r.value)
+                        .and_then(|q| spec.sequences.get(q))
+                        .and_then(|q| q.animations.first())
+                        .and_then(|first| anim_by_name(&first.value))
+                });
+                match resolved {
+                    Some(k) => match anim_ids.get(k).copied().flatten() {
+                        Some(id) => ids.push(id),
+                        // Its file failed to load: already reported.
+                        None => broken = true,
+                    },
+                    None => {
+                        let names = spec
+                            .animations
+                            .iter()
+                            .map(|a| a.name.value.as_str())
+                            .filter(|n| !n.starts_with('@'))
+                            .chain(spec.sequences.iter().map(|s| s.name.value.as_str()));
+                        let mut d = Diagnostic::new(
+                            Code::BuildUnknownAnimation,
+                            format!(
+                                "sequence `{}` uses animation `{}`, which does not exist",
+                                s.name.value, r.value
+                            ),
+                            loc(r.span),
+                            "no animation or sequence of this name",
+                        );
+                        if let Some(n) = nearest(&r.value, names) {
+                            d = d.with_note(format!("help: did you mean `{n}`?"));
+                        }
+                        errs.push(d);
+                        broken = true;
+                    }
+                }
+            }
+            let n = s.animations.len();
+            if n == 0 {
+                errs.push(
+                    Diagnostic::new(
+                        Code::BuildNoAnimation,
+                        format!("sequence `{}` has no animation", s.name.value),
+                        loc(s.name.span),
+                        "this sequence",
+                    )
+                    .with_note("a sequence plays at least one animation"),
+                );
+                continue;
+            }
+            let mut width = n;
+            if self.target == Target::Source {
+                match &s.blend_width {
+                    Some(w) if w.value <= 0 || n % (w.value as usize) != 0 => {
+                        errs.push(
+                            Diagnostic::new(
+                                Code::BuildBlendGrid,
+                                format!("sequence `{}` has {n} animations, not a whole number of rows of {}", s.name.value, w.value),
+                                loc(w.span),
+                                "blend width",
+                            )
+                            .with_note("with `blendwidth w` the number of animations is a multiple of w (rows of w, row by row)"),
+                        );
+                        broken = true;
+                    }
+                    Some(w) => width = w.value as usize,
+                    None if n < 4 => {}
+                    None => {
+                        let r = (n as f64).sqrt().round() as usize;
+                        if r * r == n {
+                            width = r;
+                        } else {
+                            errs.push(
+                                Diagnostic::new(
+                                    Code::BuildBlendGrid,
+                                    format!("sequence `{}` has {n} animations, which is not a square grid", s.name.value),
+                                    loc(s.name.span),
+                                    "this sequence",
+                                )
+                                .with_note("without `blendwidth`, 4 or more animations make a square grid")
+                                .with_note("help: give `blendwidth` the number of animations per row"),
+                            );
+                            broken = true;
+                        }
+                    }
+                }
+            }
+            if broken {
+                continue;
+            }
+            out.push(Seq {
+                name: s.name.clone(),
+                animations: ids,
+                blend_width: width,
+                blends: s.blends.clone(),
+                activity: s.activity.clone(),
+                events: s.events.clone(),
+                pivots: s.pivots.clone(),
+                node: s.node.clone(),
+                transition: s.transition.clone(),
+                fade_in: s.fade_in,
+                fade_out: s.fade_out,
+                exit_phase: s.exit_phase,
+                flags: s.flags.clone(),
+                extras: s.extras.clone(),
+                group: s.group,
+                span: loc(s.span),
+            });
+        }
+        self.diags.extend(errs);
+        out
+    }
+}
+
+/// The key materials are matched by: lower case, `/` separators, and for Source without the
+/// extension (Source material names carry none; SMDs often say `skin.bmp`).
+fn material_key(target: Target, name: &str) -> String {
+    let s = name.replace('\\', "/").to_ascii_lowercase();
+    match target {
+        Target::GoldSrc => s,
+        Target::Source => {
+            let cut = s.rfind('.').filter(|&i| !s[i..].contains('/'));
+            match cut {
+                Some(i) => s.get(..i).unwrap_or(&s).to_string(),
+                None => s,
+            }
+        }
+    }
+}
+
+fn illegal_parent(
+    b: &Bone,
+    new_parent: Option<&str>,
+    old_parent: Option<&str>,
+    earlier: FileSpan,
+    what: &str,
+) -> Diagnostic {
+    let show = |p: Option<&str>| p.map_or("no parent".to_string(), |p| format!("parent \"{p}\""));
+    Diagnostic::new(
+        Code::BuildIllegalParent,
+        format!(
+            "illegal parent bone replacement: bone \"{}\" has {} in this {what}",
+            b.name,
+            show(new_parent)
+        ),
+        b.span,
+        format!("{} here", show(new_parent)),
+    )
+    .with_secondary(
+        earlier,
+        format!("{} in the model's skeleton", show(old_parent)),
+    )
+    .with_note("GoldSrc merges bones by name; every file must give a bone the same parent")
+}
+
+fn unknown_bone(name: &Spanned<String>, what: &str, bones: &[ModelBone]) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        Code::BuildUnknownBone,
+        format!(
+            "{what} names bone \"{}\", which is not in the skeleton",
+            name.value
+        ),
+        loc(name.span),
+        "no bone of this name",
+    );
+    match nearest(&name.value, bones.iter().map(|b| b.name.as_str())) {
+        Some(n) => d = d.with_note(format!("help: did you mean \"{n}\"?")),
+        None => {
+            d = d.with_note("the skeleton holds the bones that vertices use, their parents, and bones named by attachments, hit boxes and controllers")
+        }
+    }
+    d
+}
+
+/// Resolves bone names of commands against the finished skeleton.
+struct Resolver<'a> {
+    find: &'a dyn Fn(&str) -> Option<BoneId>,
+    names: &'a [String],
+    diags: Vec<Diagnostic>,
+}
+
+impl Resolver<'_> {
+    /// A bone the command cannot do without: an error when it is missing.
+    fn must(&mut self, name: &Spanned<String>, what: &str) -> Option<BoneId> {
+        let found = (self.find)(&name.value);
+        if found.is_none() {
+            let mut d = Diagnostic::new(
+                Code::BuildUnknownBone,
+                format!(
+                    "{what} names bone \"{}\", which is not in the skeleton",
+                    name.value
+                ),
+                loc(name.span),
+                "no bone of this name",
+            );
+            d = match nearest(&name.value, self.names.iter().map(String::as_str)) {
+                Some(n) => d.with_note(format!("help: did you mean \"{n}\"?")),
+                None => d.with_note("no loaded mesh file has a bone of this name"),
+            };
+            self.diags.push(d);
+        }
+        found
+    }
+
+    /// A bone the command can do without: a warning, and the item is dropped.
+    fn may(&mut self, name: &Spanned<String>, what: &str) -> Option<BoneId> {
+        let found = (self.find)(&name.value);
+        if found.is_none() {
+            let mut d = Diagnostic::new(
+                Code::BuildUnusedBoneName,
+                format!(
+                    "{what} names bone \"{}\", which is not in the skeleton",
+                    name.value
+                ),
+                loc(name.span),
+                "no bone of this name",
+            )
+            .with_note("it is ignored, as in Valve's compilers");
+            if let Some(n) = nearest(&name.value, self.names.iter().map(String::as_str)) {
+                d = d.with_note(format!("help: did you mean \"{n}\"?"));
+            }
+            self.diags.push(d);
+        }
+        found
+    }
+}
+
+/// Reorders bones until every parent comes before its children, by repeated swaps of a bone
+/// with a parent that follows it (`source-animation.md` §2.2 item 5); every handle is remapped.
+fn reorder_parents_first(bones: &mut Vec<ModelBone>) {
+    let n = bones.len();
+    // order[pos] = old index; pos_of[old] = pos.
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut pos_of: Vec<usize> = (0..n).collect();
+    let parent_of = |old: usize| bones.get(old).and_then(|b| b.parent).map(BoneId::index);
+    let mut guard = 0usize;
+    let limit = n.saturating_mul(n).saturating_add(n);
+    loop {
+        let bad = (0..n).find_map(|pos| {
+            let old = *order.get(pos)?;
+            let p = parent_of(old)?;
+            let pp = *pos_of.get(p)?;
+            (pp > pos).then_some((pos, pp))
+        });
+        let Some((a, b)) = bad else { break };
+        guard += 1;
+        if guard > limit {
+            break;
+        }
+        order.swap(a, b);
+        if let (Some(&oa), Some(&ob)) = (order.get(a), order.get(b)) {
+            if let Some(x) = pos_of.get_mut(oa) {
+                *x = a;
+            }
+            if let Some(x) = pos_of.get_mut(ob) {
+                *x = b;
+            }
+        }
+    }
+    if order.iter().enumerate().all(|(i, &o)| i == o) {
+        return;
+    }
+    let remap = |id: Option<BoneId>| -> Option<BoneId> {
+        id.and_then(|p| pos_of.get(p.index()).map(|&q| BoneId(q as u32)))
+    };
+    let old = std::mem::take(bones);
+    for &o in &order {
+        if let Some(b) = old.get(o) {
+            let mut b = b.clone();
+            b.parent = remap(b.parent);
+            b.rest_parent = remap(b.rest_parent);
+            bones.push(b);
+        }
+    }
+}
