@@ -16,9 +16,23 @@ pub fn smd(data: &[u8]) {
     if ok {
         driver::check_smd(&sources, id, &mut diags);
     }
+    check_diagnostics(&sources, &diags);
     let text = sources.text(id);
-    for d in &diags {
+    // A file that is not text, or is empty, is always an error.
+    if !ok || text.trim().is_empty() {
+        assert!(
+            diags.iter().any(|d| d.is_error()),
+            "no error for an unreadable or empty input"
+        );
+    }
+}
+
+/// Checks what must hold for the diagnostics of any input: spans inside their files and on
+/// character boundaries, and both renderings work.
+fn check_diagnostics(sources: &Sources, diags: &[crate::diag::Diagnostic]) {
+    for d in diags {
         for l in &d.labels {
+            let text = sources.text(l.at.file);
             let r = l.at.span.range();
             assert!(
                 r.start <= r.end && r.end <= text.len(),
@@ -30,19 +44,49 @@ pub fn smd(data: &[u8]) {
                 "span {r:?} splits a character"
             );
         }
-        let plain = diag::render_plain(&sources, d);
+        let plain = diag::render_plain(sources, d);
         assert!(
             !plain.contains("could not show the source"),
             "bad span in {plain}"
         );
-        let json = diag::render_json(&sources, d);
+        let json = diag::render_json(sources, d);
         assert!(json.starts_with('{') && json.ends_with('}'), "{json}");
     }
-    // A file that is not text, or is empty, is always an error.
-    if !ok || text.trim().is_empty() {
-        assert!(
-            diags.iter().any(|d| d.is_error()),
-            "no error for an unreadable or empty input"
-        );
-    }
 }
+
+/// QC front end and model building: `data` is `main.qc` in an in-memory tree that also holds a
+/// small valid SMD (`ref.smd`) and an include (`inc.qci`), so mutations can reach every stage.
+pub fn qc(data: &[u8]) {
+    use crate::project::files::MemFs;
+    let mut fs = MemFs::new();
+    fs.add("p/main.qc", data.to_vec());
+    fs.add("p/inc.qci", b"$sequence inc ref\n".to_vec());
+    fs.add("p/ref.smd", SMALL_SMD.as_bytes().to_vec());
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let main = std::path::Path::new("p/main.qc");
+    let tokens = crate::qc::tokens::tokenize(main, &fs, &mut sources, &mut diags);
+    let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
+    crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags);
+    check_diagnostics(&sources, &diags);
+}
+
+/// TOML front end and model building, like [`qc`].
+pub fn toml(data: &[u8]) {
+    use crate::project::files::MemFs;
+    let mut fs = MemFs::new();
+    fs.add("p/ref.smd", SMALL_SMD.as_bytes().to_vec());
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let path = std::path::Path::new("p/model.toml");
+    let (id, ok) = driver::add_text(&mut sources, "p/model.toml", data.to_vec(), &mut diags);
+    if ok {
+        if let Some(spec) = crate::project::toml::parse_toml(path, id, &sources, None, &mut diags) {
+            crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags);
+        }
+    }
+    check_diagnostics(&sources, &diags);
+}
+
+/// A valid two-bone SMD with one triangle and two frames.
+const SMALL_SMD: &str = "version 1\nnodes\n0 \"root\" -1\n1 \"arm\" 0\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\n1 0 0 10 0 0 0\ntime 1\n1 0 0 10 0 0 1\nend\ntriangles\nskin\n1 0 0 10 0 1 0 0 0 2 1 0.75 0 0.25\n1 5 0 10 0 1 0 1 0\n1 0 0 15 0 1 0 0 1\nend\n";

@@ -132,3 +132,43 @@ fn mutated_fixtures_do_not_panic() {
     }
     assert!(runs >= 600);
 }
+
+fn mutation_run(dirs: &[&str], body: fn(&[u8]), per_seed: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seeds = Vec::new();
+    for dir in dirs {
+        seeds.extend(files_in(&root.join(dir)));
+    }
+    assert!(!seeds.is_empty(), "no seeds in {dirs:?}");
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for seed in &seeds {
+        body(seed);
+        for _ in 0..per_seed {
+            let mut data = seed.clone();
+            mutate(&mut rng, &mut data);
+            body(&data);
+        }
+    }
+}
+
+#[test]
+fn mutated_qc_projects_do_not_panic() {
+    mutation_run(
+        &["testdata/qc/ok", "testdata/qc/err", "fuzz/corpus/qc"],
+        mdlc::fuzzing::qc,
+        100,
+    );
+}
+
+#[test]
+fn mutated_toml_projects_do_not_panic() {
+    mutation_run(
+        &[
+            "testdata/project/ok",
+            "testdata/project/err",
+            "fuzz/corpus/toml",
+        ],
+        mdlc::fuzzing::toml,
+        100,
+    );
+}

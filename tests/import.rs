@@ -1,0 +1,229 @@
+//! `mdlc import-qc`: building from the written TOML gives the same model IR as building from the
+//! QC, for every QC in the corpus; and the command itself writes a file only when it should.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mdlc::diag::Sources;
+use mdlc::driver::{self, InputKind};
+use mdlc::ir::build::build_model;
+use mdlc::project::files::RealFs;
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!(
+            "{} is missing; CI must have ../shared beside the checkout",
+            dir.display()
+        );
+    }
+    eprintln!("skipping: {} not found (not under CI)", dir.display());
+    None
+}
+
+fn qcs(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            qcs(&p, out);
+        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("qc")) {
+            out.push(p);
+        }
+    }
+}
+
+/// The Debug text of a model with every file id and byte range replaced: the QC and the TOML
+/// are different files, so spans differ; everything else must be equal.
+fn scrubbed(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = [rest.find("FileId("), rest.find("Span { start: ")]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(at) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let end = if tail.starts_with("FileId(") {
+            tail.find(')').unwrap() + 1
+        } else {
+            tail.find('}').unwrap() + 1
+        };
+        out.push('_');
+        rest = &tail[end..];
+    }
+}
+
+#[test]
+fn toml_from_import_builds_the_same_ir_as_the_qc() {
+    let Some(dir) = corpus_dir() else { return };
+    let mut files = Vec::new();
+    qcs(&dir, &mut files);
+    assert_eq!(
+        files.len(),
+        55,
+        "SOURCES.md lists 55 QC files (42 + 13 folders)"
+    );
+    let tmp = std::env::temp_dir().join(format!("mdlc-import-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for (i, qc) in files.iter().enumerate() {
+        let mut sources = Sources::new();
+        let mut diags = Vec::new();
+        let spec = driver::read_project(qc, InputKind::Qc, &RealFs, None, &mut sources, &mut diags)
+            .unwrap();
+        let from_qc = build_model(&spec, &RealFs, &mut sources, &mut diags)
+            .unwrap_or_else(|| panic!("{} does not build", qc.display()));
+
+        // Written into another folder, so every path goes through the relative rewrite.
+        let out = tmp.join(format!("model{i}.toml"));
+        let import = driver::import_qc(qc, &out, None);
+        let text = import.toml.unwrap_or_else(|| {
+            panic!(
+                "{}: import failed: {:?}",
+                qc.display(),
+                import.report.diagnostics
+            )
+        });
+        std::fs::write(&out, &text).unwrap();
+        let mut sources2 = Sources::new();
+        let mut diags2 = Vec::new();
+        let spec2 = driver::read_project(
+            &out,
+            InputKind::Toml,
+            &RealFs,
+            None,
+            &mut sources2,
+            &mut diags2,
+        )
+        .unwrap();
+        let from_toml = build_model(&spec2, &RealFs, &mut sources2, &mut diags2).unwrap();
+        assert!(
+            diags2.iter().all(|d| !d.is_error()),
+            "{}: {:?}",
+            out.display(),
+            diags2
+        );
+
+        let (a, b) = (
+            scrubbed(&format!("{from_qc:?}")),
+            scrubbed(&format!("{from_toml:?}")),
+        );
+        if a != b {
+            let first = a
+                .chars()
+                .zip(b.chars())
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.len().min(b.len()));
+            let from = first.saturating_sub(200);
+            panic!(
+                "{}: the IR differs at byte {first}:\nQC:   …{}\nTOML: …{}",
+                qc.display(),
+                &a[from..(first + 200).min(a.len())],
+                &b[from..(first + 200).min(b.len())]
+            );
+        }
+    }
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+#[test]
+fn import_qc_writes_only_when_it_should() {
+    let bin = env!("CARGO_BIN_EXE_mdlc");
+    let tmp = std::env::temp_dir().join(format!("mdlc-import-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("ok_ref.smd"), "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\nm\n0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n").unwrap();
+    std::fs::write(
+        tmp.join("ok.qc"),
+        "$modelname ok.mdl\n$cdmaterials models/\n$body body ok_ref\n$sequence idle ok_ref\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.join("bad.qc"),
+        "$modelname bad.mdl\n$sequnce idle ok_ref\n",
+    )
+    .unwrap();
+
+    // A QC with an error: exit 1, nothing written.
+    let out = Command::new(bin)
+        .args(["import-qc", "bad.qc", "-o", "bad.toml"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!tmp.join("bad.toml").exists());
+
+    // A good QC: exit 0, model.toml beside it (the default), which checks without error.
+    let out = Command::new(bin)
+        .args(["import-qc", "ok.qc"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let toml = std::fs::read_to_string(tmp.join("model.toml")).unwrap();
+    assert!(toml.contains("ok_ref.smd"), "{toml}");
+    let check = Command::new(bin)
+        .args(["check", "model.toml"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // An existing output is not replaced without --force.
+    std::fs::write(tmp.join("model.toml"), "# mine\n").unwrap();
+    let out = Command::new(bin)
+        .args(["import-qc", "ok.qc"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(tmp.join("model.toml")).unwrap(),
+        "# mine\n"
+    );
+    let out = Command::new(bin)
+        .args(["import-qc", "ok.qc", "--force"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_ne!(
+        std::fs::read_to_string(tmp.join("model.toml")).unwrap(),
+        "# mine\n"
+    );
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("mdlc-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&tmp).ok();
+}
