@@ -24,3 +24,4 @@ pub mod ir;
 pub mod project;
 pub mod qc;
 pub mod smd;
+pub mod suggest;

@@ -26,7 +26,6 @@ use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
 use crate::driver::{add_text, check_smd};
 use crate::project::files::{find, Fs, Lookup};
 use crate::project::spec::{self, FileRef, ProjectSpec, Spanned, Target};
-use crate::smd::parser::edit_distance;
 
 use super::anim::{FillRule, Pose};
 use super::lower::SmdModel;
@@ -132,52 +131,7 @@ fn stem(written: &str) -> String {
     }
 }
 
-/// The nearest candidate to `word` (without regard to case), for "did you mean". Distances
-/// count a swap of two neighbouring letters as one edit (`idel` → `idle`).
-fn nearest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
-    let w = word.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| (osa_distance(&w, &c.to_ascii_lowercase()), c))
-        .filter(|&(d, c)| c != word && d <= (c.len() / 3).max(1))
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
-}
-
-/// Optimal string alignment distance over bytes: Levenshtein plus adjacent transpositions.
-fn osa_distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len().abs_diff(b.len()) > 8 {
-        return edit_distance_bytes(a, b);
-    }
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (i, row) in d.chunks_mut(w).enumerate() {
-        if let Some(first) = row.first_mut() {
-            *first = i;
-        }
-    }
-    for (j, x) in d.iter_mut().take(w).enumerate() {
-        *x = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a.get(i - 1) != b.get(j - 1));
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a.get(i - 1) == b.get(j - 2) && a.get(i - 2) == b.get(j - 1) {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-        }
-    }
-    d[a.len() * w + b.len()]
-}
-
-fn edit_distance_bytes(a: &[u8], b: &[u8]) -> usize {
-    edit_distance(&String::from_utf8_lossy(a), &String::from_utf8_lossy(b))
-}
+use crate::suggest::nearest;
 
 impl Builder<'_> {
     fn push(&mut self, d: Diagnostic) {

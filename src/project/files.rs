@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::smd::parser::edit_distance;
+use crate::suggest::edit_distance;
 
 /// What the project stages need from a file system.
 pub trait Fs {

@@ -20,7 +20,7 @@ use crate::project::spec::{
     TextureGroup, TextureRenderMode, Transition, WeightList, DEFAULT_FPS, DEFAULT_ROTATION,
 };
 use crate::project::Target;
-use crate::smd::parser::suggest;
+use crate::suggest::suggest;
 
 type V<'i> = toml::Spanned<DeValue<'i>>;
 
@@ -314,7 +314,7 @@ impl<'t, 'i> Table<'t, 'i> {
                 cx.at(k.span()),
                 "unknown key",
             );
-            if let Some(s) = near(key, allowed) {
+            if let Some(s) = suggest(key, allowed) {
                 d = d.with_note(format!("help: did you mean `{s}`?"));
             }
             d = d.with_note(format!("expected one of: {}", list_keys(allowed)));
@@ -373,21 +373,6 @@ impl<'t, 'i> Table<'t, 'i> {
 }
 
 const TOP_LEVEL: &str = "the top level";
-
-/// The nearest key: `suggest`'s edit distance, or two neighbouring letters swapped (`fsp`).
-fn near<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    suggest(word, candidates).or_else(|| {
-        let w: Vec<char> = word.to_ascii_lowercase().chars().collect();
-        candidates.iter().copied().find(|c| {
-            let c: Vec<char> = c.chars().collect();
-            c.len() == w.len() && {
-                let diff: Vec<usize> = (0..w.len()).filter(|&i| w.get(i) != c.get(i)).collect();
-                matches!(diff.as_slice(), [a, b] if *b == a + 1
-                    && w.get(*a) == c.get(*b) && w.get(*b) == c.get(*a))
-            }
-        })
-    })
-}
 
 fn list_keys(keys: &[&str]) -> String {
     keys.iter()

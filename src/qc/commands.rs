@@ -24,7 +24,7 @@ use crate::project::spec::{
 };
 use crate::project::{ProjectSpec, Target};
 use crate::qc::QcToken;
-use crate::smd::parser::suggest;
+use crate::suggest::suggest;
 
 mod sequence;
 

@@ -48,7 +48,7 @@ use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
 use crate::driver::add_text;
 use crate::project::files::{find, Fs, Lookup};
 use crate::qc::QcToken;
-use crate::smd::parser::edit_distance;
+use crate::suggest::edit_distance;
 
 use lexer::{find_byte, find_str, Lexer, RawTok};
 

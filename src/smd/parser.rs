@@ -1598,29 +1598,4 @@ enum RepeatKind {
     DuplicateLink,
 }
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo.
-pub fn suggest<'c>(word: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let w = word.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&w, c), *c))
-        .filter(|&(d, c)| d <= (c.len() / 3).max(1))
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance over bytes.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
+pub use crate::suggest::{edit_distance, suggest};

@@ -455,7 +455,7 @@ impl<'t> Parser<'t, '_> {
             o.span,
             "not a Half-Life activity",
         );
-        if let Some(s) = crate::smd::parser::suggest(&l, HL1_ACTIVITIES) {
+        if let Some(s) = crate::suggest::suggest(&l, HL1_ACTIVITIES) {
             let s = refs
                 .iter()
                 .find(|r| r.eq_ignore_ascii_case(s))
@@ -561,6 +561,10 @@ impl<'t> Parser<'t, '_> {
                     }
                     Item::NotMine => {}
                 }
+            }
+            if self.misspelled_option(o) {
+                self.skip_line();
+                continue;
             }
             // an animation reference: an earlier `$animation`, else a file
             let named = if o.quoted && o.text.is_empty() {
@@ -757,6 +761,48 @@ impl<'t> Parser<'t, '_> {
             None if self.is_sequence_option(&l) => Item::Failed,
             None => Item::NotMine,
         }
+    }
+
+    /// `fsp 30` in a `$sequence`: a bare word close to an option keyword and followed on its
+    /// line by a number is a misspelled option, not a file called `fsp` (Valve's compiler reads
+    /// it as a file and fails with "could not load file"). Reports it and returns true.
+    fn misspelled_option(&mut self, o: &QcToken) -> bool {
+        if o.quoted
+            || self
+                .spec
+                .animations
+                .iter()
+                .any(|a| a.name.value.eq_ignore_ascii_case(&o.text))
+        {
+            return false;
+        }
+        let number_follows = self.same_line().is_some_and(|n| {
+            n.text
+                .starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.')
+        });
+        if !number_follows {
+            return false;
+        }
+        let keywords: Vec<&str> = SOURCE_SEQ_OPTIONS
+            .iter()
+            .chain(ANIM_KEYWORDS)
+            .copied()
+            .collect();
+        let Some(k) = crate::suggest::suggest(&o.text, &keywords) else {
+            return false;
+        };
+        self.push(
+            Diagnostic::new(
+                Code::QcUnknownOption,
+                format!("unknown sequence option `{}`", o.text),
+                o.span,
+                "not an option",
+            )
+            .with_note(format!("help: did you mean `{k}`?"))
+            .with_note("a word that is not an option names an animation file; a file name followed by a number is almost certainly a misspelled option")
+            .with_note("the rest of this line is skipped"),
+        );
+        true
     }
 
     fn is_sequence_option(&self, l: &str) -> bool {
@@ -996,7 +1042,7 @@ impl<'t> Parser<'t, '_> {
             o.span,
             format!("not an {what}"),
         );
-        if let Some(s) = crate::smd::parser::suggest(&o.text, &all) {
+        if let Some(s) = crate::suggest::suggest(&o.text, &all) {
             d = d.with_note(format!("help: did you mean `{s}`?"));
         }
         if SOURCE_SEQ_OPTIONS.contains(&lower(o).as_str()) || lower(o).starts_with("act_") {
