@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::corpus_dir;
+
 use std::path::PathBuf;
 
 use mdlc::diag::{Diagnostic, FileId, FileSpan, Sources, Span};
@@ -744,21 +747,6 @@ fn an_attachment_on_a_bone_no_file_has_is_an_error() {
 // ---------------------------------------------------------------------------------------------
 // Corpus: every real QC builds with no error
 // ---------------------------------------------------------------------------------------------
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing; CI must have ../shared beside the checkout",
-            dir.display()
-        );
-    }
-    eprintln!("skipping: {} not found (not under CI)", dir.display());
-    None
-}
 
 fn qc_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -2,52 +2,17 @@
 //! Valve's and other exporters) must pass the front end with no error.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{corpus_dir, files_with_ext};
+
 
 use mdlc::diag::{render_plain, Sources};
 use mdlc::driver;
 
-/// The shared corpus, or `None` on a user's machine without it. Under CI (`CI=true`) a missing
-/// corpus fails the test instead of skipping it.
-pub fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing; CI must have ../shared beside the checkout",
-            dir.display()
-        );
-    }
-    eprintln!("skipping: {} not found (not under CI)", dir.display());
-    None
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("smd") || e.eq_ignore_ascii_case("vta"))
-        {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn every_corpus_smd_and_vta_passes_check() {
     let Some(dir) = corpus_dir() else { return };
-    let mut files = Vec::new();
-    walk(&dir, &mut files);
+    let files = files_with_ext(&dir, &["smd", "vta"]);
     // SOURCES.md: 561 SMD/VTA files in the development corpus; fewer means the walk is broken.
     assert!(
         files.len() >= 500,
@@ -109,8 +74,7 @@ fn every_corpus_smd_and_vta_passes_check() {
 #[test]
 fn male06_vta_shapes_match_the_catalogue() {
     let Some(dir) = corpus_dir() else { return };
-    let mut files = Vec::new();
-    walk(&dir.join("sdk-male06"), &mut files);
+    let files = files_with_ext(&dir.join("sdk-male06"), &["smd", "vta"]);
     let vta = files
         .iter()
         .find(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("vta")))

@@ -2,43 +2,15 @@
 //! QC, for every QC in the corpus; and the command itself writes a file only when it should.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{corpus_dir, files_with_ext};
+
 use std::process::Command;
 
 use mdlc::diag::Sources;
 use mdlc::driver::{self, InputKind};
 use mdlc::ir::build::build_model;
 use mdlc::project::files::RealFs;
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing; CI must have ../shared beside the checkout",
-            dir.display()
-        );
-    }
-    eprintln!("skipping: {} not found (not under CI)", dir.display());
-    None
-}
-
-fn qcs(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            qcs(&p, out);
-        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("qc")) {
-            out.push(p);
-        }
-    }
-}
 
 /// The Debug text of a model with every file id and byte range replaced: the QC and the TOML
 /// are different files, so spans differ; everything else must be equal.
@@ -69,8 +41,7 @@ fn scrubbed(text: &str) -> String {
 #[test]
 fn toml_from_import_builds_the_same_ir_as_the_qc() {
     let Some(dir) = corpus_dir() else { return };
-    let mut files = Vec::new();
-    qcs(&dir, &mut files);
+    let files = files_with_ext(&dir, &["qc"]);
     assert_eq!(
         files.len(),
         55,

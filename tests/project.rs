@@ -10,6 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{corpus_dir, files_with_ext};
+
 use std::collections::BTreeSet;
 use std::f32::consts::{FRAC_PI_2, PI};
 use std::path::{Path, PathBuf};
@@ -1069,42 +1072,11 @@ fn rotations_round_trip_exactly() {
 
 // --- the corpus ----------------------------------------------------------------------------------
 
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(ROOT).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing; CI must have ../shared beside the checkout",
-            dir.display()
-        );
-    }
-    eprintln!("skipping: {} not found (not under CI)", dir.display());
-    None
-}
-
-fn walk_qc(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk_qc(&p, out);
-        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("qc")) {
-            out.push(p);
-        }
-    }
-}
-
 /// Every QC of the corpus, through the QC front end, written as TOML and read back: equal.
 #[test]
 fn every_corpus_qc_round_trips_through_toml() {
     let Some(dir) = corpus_dir() else { return };
-    let mut files = Vec::new();
-    walk_qc(&dir, &mut files);
+    let files = files_with_ext(&dir, &["qc"]);
     assert!(files.len() >= 40, "only {} QC files", files.len());
     let mut failures = Vec::new();
     let (mut bodies, mut sequences, mut animations) = (0, 0, 0);

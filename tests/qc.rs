@@ -10,6 +10,9 @@
 //! - The corpus: every `.qc` under `../shared/corpus` parses with no error.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::{corpus_dir, files_with_ext};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::f32::consts::{FRAC_PI_2, PI};
 use std::path::{Path, PathBuf};
@@ -22,21 +25,6 @@ use mdlc::qc::commands::parse_project;
 use mdlc::qc::tokens::tokenize;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(ROOT).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing; CI must have ../shared beside the checkout",
-            dir.display()
-        );
-    }
-    eprintln!("skipping: {} not found (not under CI)", dir.display());
-    None
-}
 
 /// Parses one QC text given as `models/test/test.qc` in memory.
 fn parse_with(text: &str, forced: Option<Target>) -> (Sources, Vec<Diagnostic>, ProjectSpec) {
@@ -693,21 +681,6 @@ fn ok_fixture_hl1_model_reads_everything() {
 
 // --- corpus --------------------------------------------------------------------------------
 
-fn walk_qc(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk_qc(&p, out);
-        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("qc")) {
-            out.push(p);
-        }
-    }
-}
-
 fn parse_file(path: &Path) -> (Sources, Vec<Diagnostic>, ProjectSpec) {
     let mut sources = Sources::new();
     let mut diags = Vec::new();
@@ -719,8 +692,7 @@ fn parse_file(path: &Path) -> (Sources, Vec<Diagnostic>, ProjectSpec) {
 #[test]
 fn every_corpus_qc_parses_without_error() {
     let Some(dir) = corpus_dir() else { return };
-    let mut files = Vec::new();
-    walk_qc(&dir, &mut files);
+    let files = files_with_ext(&dir, &["qc"]);
     // 42 HL1 QCs in goldsrc-hl1, 2 in gs-*, 11 Source main QCs (SOURCES.md)
     assert!(files.len() >= 50, "only {} QC files", files.len());
     let mut failures = Vec::new();

@@ -4,6 +4,9 @@
 //! development corpus, and a mutation fuzzer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::corpus_dir;
+
 use std::path::{Path, PathBuf};
 
 use mdlc::diag::{render_plain, Code, Diagnostic, Severity, Sources};
@@ -705,21 +708,6 @@ fn definevariable_without_a_value() {
 }
 
 // --- the development corpus -----------------------------------------------------------------
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(ROOT).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing; CI must have ../shared beside the checkout",
-            dir.display()
-        );
-    }
-    eprintln!("skipping: {} not found (not under CI)", dir.display());
-    None
-}
 
 fn qc_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
