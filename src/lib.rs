@@ -19,6 +19,7 @@
 
 pub mod diag;
 pub mod driver;
+pub mod formats;
 pub mod fuzzing;
 pub mod ir;
 pub mod project;

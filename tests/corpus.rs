@@ -5,7 +5,6 @@
 mod common;
 use common::{corpus_dir, files_with_ext};
 
-
 use mdlc::diag::{render_plain, Sources};
 use mdlc::driver;
 

@@ -1,0 +1,3 @@
+//! Back ends: binary writers (and readers, for `mdlc inspect` and tests) per engine.
+
+pub mod goldsrc;
