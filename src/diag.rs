@@ -231,6 +231,8 @@ codes! {
     QcQuoteSpansLines = "W0203", Warning;
     /// `//` or `/*` inside a token, where it does not start a comment
     QcCommentInToken = "W0204", Warning;
+    /// a macro parameter written inside a quoted token, which QC does not replace
+    QcParamInQuotes = "W0205", Warning;
 
     // --- QC commands (E0220-E0299, W0220-W0299) ----------------------------------------------
     // (qc::commands adds its codes here)

@@ -991,3 +991,23 @@ fn exponential_macro_expansion_is_stopped() {
     assert!(r.tokens.len() <= mdlc::qc::tokens::MAX_EXPANDED);
     assert_eq!(r.tokens.last().unwrap().text, "$after");
 }
+
+#[test]
+fn macro_parameter_inside_quotes_is_kept_and_warned_about() {
+    // qc-source.md §1.5: parameters are not replaced inside quoted tokens.
+    let text =
+        "$definemacro seq name file \\\\\n$sequence $name$ \"$file$\"\n$seq idle idle_anim\n";
+    let r = run(&[("a.qc", text)], "a.qc");
+    assert_eq!(
+        r.diags(),
+        ["W0205 a.qc:2:18 macro parameter `$file$` inside quotes is not replaced"]
+    );
+    assert_eq!(
+        r.shown(),
+        [
+            "a.qc:2:1 ^$sequence",
+            "a.qc:2:11 idle",
+            "a.qc:2:18 \"$file$\""
+        ]
+    );
+}

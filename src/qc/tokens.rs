@@ -636,6 +636,30 @@ impl Pre<'_> {
                 self.diags.push(d);
             }
         }
+        // `"$file$.smd"`: Valve's tokenizer does not replace parameters inside quotes, so the
+        // file name stays `$file$.smd` at every call. Almost always a mistake: say so once.
+        for t in body.iter().filter(|t| t.quoted) {
+            let mut found = None;
+            let _ = substitute(&t.text, |w| {
+                let is_param = params.iter().any(|(p, _)| p.eq_ignore_ascii_case(w));
+                if is_param && found.is_none() {
+                    found = Some(w.to_string());
+                }
+                is_param.then(String::new)
+            });
+            if let Some(w) = found {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::QcParamInQuotes,
+                        format!("macro parameter `${w}$` inside quotes is not replaced"),
+                        t.span,
+                        "stays as written at every call",
+                    )
+                    .with_note("QC replaces macro parameters only in unquoted words (Valve's rule, which mdlc follows)")
+                    .with_note(format!("help: write it without quotes: {}", t.text)),
+                );
+            }
+        }
         let key = name.to_ascii_lowercase();
         if let Some(first) = self.macros.get(&key) {
             self.diags.push(
