@@ -197,6 +197,93 @@ codes! {
     /// a vertex lists the same bone in two links
     SmdDuplicateLink = "W0142", Warning;
 
+    // --- GoldSrc skeleton and animation (E0520-E0539, W0520-W0539) ------------------------
+    // (formats::goldsrc::animation adds its codes here)
+    /// a bone name does not fit the 32-byte name field of a GoldSrc bone
+    GsBoneNameTooLong = "E0520", Error;
+    /// a sequence name does not fit the 32-byte label of a GoldSrc sequence
+    GsSequenceNameTooLong = "E0521", Error;
+    /// a bone controller drives a motion type other than X, Y, Z, XR, YR or ZR
+    GsControllerType = "E0522", Error;
+    /// a sequence has more events than GoldSrc allows (1023)
+    GsTooManyEvents = "E0523", Error;
+    /// a sequence has more pivots than GoldSrc allows (255)
+    GsTooManyPivots = "E0524", Error;
+    /// the animation data of one bone of a sequence is larger than 64 KiB
+    GsAnimationTooLarge = "E0525", Error;
+    /// an animation has no frame in the frame range GoldSrc reads (0 to 2047 by default)
+    GsNoFrames = "E0526", Error;
+    /// an event id that is not a number
+    GsEventId = "E0527", Error;
+    /// a node number outside 0 to 100, or node 0 in a transition between two nodes
+    GsTransitionNode = "E0528", Error;
+    /// an event outside the sequence's frames is moved to its first or last frame
+    GsEventClamped = "W0520", Warning;
+    /// the blends of a sequence have different numbers of frames
+    GsBlendFrames = "W0521", Warning;
+
+    // --- GoldSrc geometry and textures (E0500-E0519, W0500-W0519) ---------------------------
+    // (formats::goldsrc::geometry adds its codes here)
+    /// a texture is in none of the folders searched for it
+    GsTextureNotFound = "E0500", Error;
+    /// a texture that is not a `.bmp` file
+    GsTextureNotBmp = "E0501", Error;
+    /// a BMP file that cannot be read
+    GsBmpUnreadable = "E0502", Error;
+    /// a BMP file whose headers are truncated or invalid
+    GsBmpHeader = "E0503", Error;
+    /// a BMP that is not 8 bits per pixel
+    GsBmpNot8Bit = "E0504", Error;
+    /// a compressed BMP
+    GsBmpCompressed = "E0505", Error;
+    /// a BMP whose palette is truncated or has more than 256 colours
+    GsBmpPalette = "E0506", Error;
+    /// a BMP whose pixel data is shorter than the image or whose size fields are wrong
+    GsBmpPixels = "E0507", Error;
+    /// a texture, cropped to the texels the model uses, is larger than GoldSrc allows
+    GsTextureTooLarge = "E0508", Error;
+    /// a model has more than 2048 unique vertices
+    GsTooManyVertices = "E0509", Error;
+    /// a model has more than 2048 unique normals
+    GsTooManyNormals = "E0510", Error;
+    /// a model uses more than 256 textures
+    GsTooManyMeshes = "E0511", Error;
+    /// a texture name does not fit the 64-byte name field
+    GsTextureNameTooLong = "E0512", Error;
+    /// a texture no mesh uses has no used texture to take its size from
+    GsTextureNoRange = "E0513", Error;
+    /// a texture found only under another case of its name
+    GsTextureOtherCase = "W0500", Warning;
+
+    // --- Source back end: geometry (E0600-E0649, W0600-W0649) --------------------------------
+    /// a model has more bones than Source allows (128)
+    SourceTooManyBones = "E0600", Error;
+    /// vertices lost bone weights: Source keeps at most 3 links per vertex and drops links under 0.05
+    SourceWeightsPruned = "W0600", Warning;
+    /// a model has 65,536 vertices or more; its meshes were split but Valve's tools refuse such models
+    SourceModelTooManyVertices = "W0601", Warning;
+
+    // --- GoldSrc compile, build, inspect (E0540-E0569, W0540-W0569) ---------------------------
+    // (formats::goldsrc::compile and driver build/inspect add their codes here)
+    /// the model exceeds a GoldSrc limit (bones, vertices, meshes, textures, sequences, …)
+    GsLimit = "E0541", Error;
+    /// a name the engine looks up (event option, sequence group label or file) does not fit its field
+    GsNameTooLong = "E0542", Error;
+    /// a controller or attachment names a bone that is not in the GoldSrc skeleton
+    GsBoneNotInSkeleton = "E0543", Error;
+    /// the model is built for an engine whose back end is not written yet
+    BackEndMissing = "E0545", Error;
+    /// a file given to `mdlc inspect` is not a GoldSrc model
+    InspectNotMdl = "E0546", Error;
+    /// a GoldSrc model read by `mdlc inspect` breaks an invariant of the format
+    InspectInvariant = "E0547", Error;
+    /// a name is cut to fit its field (model, body part or header name)
+    GsNameCut = "W0540", Warning;
+    /// a bone without vertices is kept because a controller or attachment needs it
+    GsBoneWithoutVertices = "W0541", Warning;
+    /// parts of the output path that would leave the `-o` folder are dropped
+    OutputPathOutside = "W0542", Warning;
+
     // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
     // (qc::tokens adds its codes here)
     /// a quoted string is not closed before the end of the file

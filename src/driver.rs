@@ -363,3 +363,357 @@ fn comparable(mut spec: ProjectSpec) -> ProjectSpec {
     spec.not_carried.clear();
     spec
 }
+
+// --- build ------------------------------------------------------------------------------------
+
+/// One model's output: the files to write (final paths) and their bytes.
+#[derive(Debug, Default)]
+pub struct ModelOutput {
+    /// The project it came from.
+    pub project: std::path::PathBuf,
+    /// `(path, bytes)` in the order Valve's tool writes them: group files, `T.mdl`, main file.
+    pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
+}
+
+/// The outcome of `mdlc build`: every diagnostic, and the files of every model that compiled.
+/// Nothing is to be written when the report has an error.
+#[derive(Debug, Default)]
+pub struct Build {
+    pub report: Report,
+    pub outputs: Vec<ModelOutput>,
+}
+
+/// The output path (without `.mdl`) for a model: `$modelname` without its extension, relative
+/// to the current directory like Valve's tool; without `$modelname`, the project path without
+/// its extension. With `out_dir`, the path is put under it, and parts that would leave it
+/// (`..`, a root) are dropped with a warning.
+pub fn output_path(
+    model: &crate::ir::model::Model,
+    project: &Path,
+    out_dir: Option<&Path>,
+    diags: &mut Vec<Diagnostic>,
+) -> std::path::PathBuf {
+    use std::path::{Component, PathBuf};
+    let base = match &model.name {
+        Some(n) => crate::formats::goldsrc::compile::output_base(&n.value.replace('\\', "/")),
+        None => project.with_extension("").to_string_lossy().into_owned(),
+    };
+    let Some(dir) = out_dir else {
+        return PathBuf::from(base);
+    };
+    let mut kept = PathBuf::new();
+    let mut dropped = Vec::new();
+    for c in Path::new(&base).components() {
+        match c {
+            Component::Normal(p) => kept.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !kept.pop() {
+                    dropped.push("..".to_string());
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                dropped.push(c.as_os_str().to_string_lossy().into_owned());
+            }
+        }
+    }
+    if !dropped.is_empty() {
+        let message = format!(
+            "the output path `{base}` leaves `{}`; it is written as `{}`",
+            dir.display(),
+            dir.join(&kept).display()
+        );
+        let d = match &model.name {
+            Some(n) => {
+                Diagnostic::new(Code::OutputPathOutside, message, n.span.span(), "this path")
+            }
+            None => Diagnostic::about_file(
+                Code::OutputPathOutside,
+                message,
+                project.display().to_string(),
+            ),
+        };
+        diags.push(d.with_note(format!(
+            "with `-o`, nothing is written outside the folder; dropped: {}",
+            dropped.join(" ")
+        )));
+    }
+    dir.join(kept)
+}
+
+/// Reads a project and compiles it for GoldSrc: the header name and the files' bytes, named
+/// from `base` (see [`output_path`]). `None` when an error was reported.
+pub fn compile_goldsrc(
+    spec: &ProjectSpec,
+    fs: &dyn Fs,
+    out_dir: Option<&Path>,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
+    let model = crate::ir::build::build_model(spec, fs, sources, diags)?;
+    let base = output_path(&model, &spec.source, out_dir, diags);
+    let mut gs = crate::formats::goldsrc::compile::compile(&model, fs, sources, diags)?;
+    if model.name.is_none() {
+        // Valve's tool names the model after the QC path as given.
+        gs.name = format!("{}.mdl", spec.source.with_extension("").display());
+    }
+    let base_str = base.to_string_lossy().into_owned();
+    Some(
+        crate::formats::goldsrc::write::write_files(&gs, &base_str)
+            .into_iter()
+            .map(|(p, b)| (std::path::PathBuf::from(p), b))
+            .collect(),
+    )
+}
+
+/// The error for a model whose target has no back end yet.
+fn no_back_end(spec: &ProjectSpec, forced: bool) -> Diagnostic {
+    let message = "the Source back end is not written yet";
+    let note = "mdlc builds GoldSrc models today; give `--target goldsrc` for a Half-Life model";
+    if forced {
+        return Diagnostic::about_file(
+            Code::BackEndMissing,
+            message,
+            spec.source.display().to_string(),
+        )
+        .with_note("the target was given by `--target source`")
+        .with_note(note);
+    }
+    let d = match &spec.target {
+        TargetChoice::Given(t) => Diagnostic::new(
+            Code::BackEndMissing,
+            message,
+            t.span.span(),
+            "the target is Source",
+        ),
+        TargetChoice::Inferred { because, .. } => Diagnostic::new(
+            Code::BackEndMissing,
+            message,
+            because.span.span(),
+            "this command makes it a Source model",
+        ),
+        TargetChoice::Default(_) => Diagnostic::about_file(
+            Code::BackEndMissing,
+            message,
+            spec.source.display().to_string(),
+        )
+        .with_note("the QC uses no command of either dialect, so Source was assumed"),
+    };
+    d.with_note(note)
+}
+
+/// `mdlc build`: reads each project, builds its model and compiles it; writes nothing itself
+/// (see [`write_outputs`]).
+pub fn build_paths(
+    paths: &[impl AsRef<Path>],
+    out_dir: Option<&Path>,
+    forced_target: Option<Target>,
+) -> Build {
+    let mut build = Build::default();
+    let fs = RealFs;
+    for path in paths {
+        let path = path.as_ref();
+        let report = &mut build.report;
+        let name = path.display().to_string();
+        let kind = match InputKind::of(path) {
+            Some(k @ (InputKind::Qc | InputKind::Toml)) => k,
+            _ => {
+                report.io_failures += 1;
+                report.diagnostics.push(
+                    Diagnostic::about_file(
+                        Code::FileUnreadable,
+                        format!(
+                            "`{name}` is not a project: `mdlc build` takes a .qc or a .toml file"
+                        ),
+                        name,
+                    )
+                    .with_note("`mdlc check` checks single SMD files"),
+                );
+                continue;
+            }
+        };
+        if !path.is_file() {
+            report.io_failures += 1;
+            report.diagnostics.push(Diagnostic::about_file(
+                Code::FileUnreadable,
+                format!("cannot read `{name}`: no such file"),
+                name,
+            ));
+            continue;
+        }
+        let Some(spec) = read_project(
+            path,
+            kind,
+            &fs,
+            forced_target,
+            &mut report.sources,
+            &mut report.diagnostics,
+        ) else {
+            continue;
+        };
+        match spec.target.target() {
+            Target::GoldSrc => {
+                if let Some(files) = compile_goldsrc(
+                    &spec,
+                    &fs,
+                    out_dir,
+                    &mut report.sources,
+                    &mut report.diagnostics,
+                ) {
+                    build.outputs.push(ModelOutput {
+                        project: path.to_path_buf(),
+                        files,
+                    });
+                }
+            }
+            Target::Source => {
+                // Still check everything the project references.
+                crate::ir::build::build_model(
+                    &spec,
+                    &fs,
+                    &mut report.sources,
+                    &mut report.diagnostics,
+                );
+                report
+                    .diagnostics
+                    .push(no_back_end(&spec, forced_target.is_some()));
+            }
+        }
+    }
+    build
+}
+
+/// Writes every file under a temporary name in its destination folder (creating folders as
+/// needed), then renames them all; on any failure the temporary files are removed and the
+/// previous outputs stay as they were. Returns the paths written.
+pub fn write_outputs(
+    files: &[(std::path::PathBuf, Vec<u8>)],
+) -> Result<Vec<std::path::PathBuf>, (std::path::PathBuf, std::io::Error)> {
+    let mut temps: Vec<(std::path::PathBuf, &std::path::PathBuf)> = Vec::new();
+    let cleanup = |temps: &[(std::path::PathBuf, &std::path::PathBuf)]| {
+        for (t, _) in temps {
+            let _ = std::fs::remove_file(t);
+        }
+    };
+    for (path, bytes) in files {
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{file_name}.mdlc-tmp-{}", std::process::id()));
+        let result = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir),
+            _ => Ok(()),
+        }
+        .and_then(|()| std::fs::write(&tmp, bytes));
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            cleanup(&temps);
+            return Err((path.clone(), e));
+        }
+        temps.push((tmp, path));
+    }
+    let mut done = Vec::new();
+    for (i, (tmp, path)) in temps.iter().enumerate() {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            cleanup(temps.get(i..).unwrap_or(&[]));
+            return Err(((*path).clone(), e));
+        }
+        done.push((*path).clone());
+    }
+    Ok(done)
+}
+
+// --- inspect ----------------------------------------------------------------------------------
+
+/// The outcome of `mdlc inspect`: the dump (text or JSON) and the diagnostics (a file that is
+/// not a model, a missing companion, every invariant that does not hold).
+#[derive(Debug, Default)]
+pub struct Inspect {
+    pub report: Report,
+    pub text: String,
+}
+
+/// Reads a GoldSrc model with its `T.mdl` and `NN.mdl` companions (beside it) and dumps it.
+pub fn inspect(path: &Path, json: bool) -> Inspect {
+    use crate::formats::goldsrc::read;
+    let mut out = Inspect::default();
+    let name = path.display().to_string();
+    let main = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            out.report.io_failures += 1;
+            out.report.diagnostics.push(Diagnostic::about_file(
+                Code::FileUnreadable,
+                format!("cannot read `{name}`: {e}"),
+                name,
+            ));
+            return out;
+        }
+    };
+    let header = match read::header(&main) {
+        Ok(h) => h,
+        Err(e) => {
+            out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectNotMdl,
+                format!("`{name}` is not a GoldSrc model: {e}"),
+                name,
+            ));
+            return out;
+        }
+    };
+    let stem = path.with_extension("");
+    let stem = stem.to_string_lossy();
+    let tpath = std::path::PathBuf::from(format!("{stem}T.mdl"));
+    let textures = if header.numtextures == 0 {
+        std::fs::read(&tpath).ok()
+    } else {
+        None
+    };
+    let mut groups = Vec::new();
+    for g in 1..header.numseqgroups.clamp(1, 1000) as usize {
+        let gp =
+            std::path::PathBuf::from(crate::formats::goldsrc::write::group_file_name(&stem, g));
+        match std::fs::read(&gp) {
+            Ok(b) => groups.push(b),
+            Err(e) => {
+                out.report.diagnostics.push(Diagnostic::about_file(
+                    Code::InspectInvariant,
+                    format!("cannot read sequence group file `{}`: {e}", gp.display()),
+                    name.clone(),
+                ));
+                groups.push(Vec::new());
+            }
+        }
+    }
+    let group_refs: Vec<&[u8]> = groups.iter().map(Vec::as_slice).collect();
+    let parsed = match read::parse(&main, textures.as_deref(), &group_refs) {
+        Ok(p) => p,
+        Err(e) => {
+            out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectNotMdl,
+                format!("`{name}` is not a GoldSrc model: {e}"),
+                name,
+            ));
+            return out;
+        }
+    };
+    let set = read::FileSet {
+        main: &main,
+        textures: textures.as_deref(),
+        groups: group_refs.clone(),
+    };
+    out.text = if json {
+        serde_json::to_string_pretty(&parsed).unwrap_or_default()
+    } else {
+        read::dump(&parsed, &set)
+    };
+    for p in &parsed.problems {
+        out.report.diagnostics.push(Diagnostic::about_file(
+            Code::InspectInvariant,
+            format!("invariant does not hold: {p}"),
+            name.clone(),
+        ));
+    }
+    out
+}

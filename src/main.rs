@@ -20,7 +20,8 @@ use mdlc::project::Target;
                   dialect, or its own model.toml) and the SMD/VTA sources they use, and \
                   reports every problem with its file, line and column.",
     after_help = "Examples:\n  mdlc check model.qc\n  mdlc check model_reference.smd idle.smd\n  \
-                  mdlc check --message-format json model.toml\n  mdlc import-qc model.qc -o model.toml"
+                  mdlc check --message-format json model.toml\n  mdlc import-qc model.qc -o model.toml\n  \
+                  mdlc build model.qc -o out/\n  mdlc inspect out/model.mdl"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -76,6 +77,52 @@ enum Command {
         target: Option<TargetArg>,
         #[command(flatten)]
         output_format: OutputArgs,
+    },
+    /// Compile projects (QC, model.toml) into models
+    #[command(
+        long_about = "Reads each project and every file it references, builds the model and \
+                      writes it: for GoldSrc the .mdl, with its T.mdl (external textures) and \
+                      NN.mdl (sequence groups) companions. The output path is the $modelname \
+                      path relative to the current directory, as Valve's studiomdl writes it, or \
+                      under DIR with -o. Files are written under temporary names and renamed \
+                      when all are complete; nothing is written when any error was reported. \
+                      Exits with 1 on errors, 2 when a file cannot be read or written.",
+        after_help = "Examples:\n  mdlc build headcrab.qc\n  mdlc build models/*/model.toml -o build/\n  \
+                      mdlc build barney.qc --target goldsrc --message-format json"
+    )]
+    Build {
+        /// Projects to build: .qc or .toml files
+        #[arg(required = true, value_name = "PROJECT")]
+        projects: Vec<PathBuf>,
+        /// Write under DIR instead of the current directory (path parts of $modelname that
+        /// would leave DIR are dropped with a warning)
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// The engine (default: the project's `target`; for a QC, inferred from its commands)
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
+        #[command(flatten)]
+        output_format: OutputArgs,
+    },
+    /// Print the contents of a compiled GoldSrc model and check its invariants
+    #[command(
+        long_about = "Reads a GoldSrc .mdl file with its T.mdl and NN.mdl companions (beside \
+                      it) and prints every record with its fields, offsets with what they point \
+                      at, and the result of the invariant checks (offsets in range, length = \
+                      file size, triangle commands, animation spans). Exits with 1 when an \
+                      invariant does not hold, 2 when the file cannot be read.",
+        after_help = "Examples:\n  mdlc inspect models/headcrab.mdl\n  mdlc inspect --json models/headcrab.mdl > headcrab.json"
+    )]
+    Inspect {
+        /// The main .mdl file
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Print the records as JSON instead of text
+        #[arg(long)]
+        json: bool,
+        /// When to colour diagnostics
+        #[arg(long, value_enum, default_value_t = Color::Auto)]
+        color: Color,
     },
 }
 
@@ -162,6 +209,57 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+        Command::Build {
+            projects,
+            output,
+            target,
+            output_format,
+        } => {
+            let build = driver::build_paths(&projects, output.as_deref(), target.map(Target::from));
+            let code = finish(&build.report, &output_format);
+            if code != ExitCode::SUCCESS {
+                if !build.outputs.is_empty() {
+                    eprintln!("mdlc: nothing was written");
+                }
+                return code;
+            }
+            let files: Vec<_> = build.outputs.into_iter().flat_map(|o| o.files).collect();
+            match driver::write_outputs(&files) {
+                Ok(paths) => {
+                    for p in paths {
+                        eprintln!("mdlc: wrote {}", p.display());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err((path, e)) => {
+                    eprintln!(
+                        "mdlc: cannot write `{}`: {e}; no output was changed",
+                        path.display()
+                    );
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Inspect { file, json, color } => {
+            let inspect = driver::inspect(&file, json);
+            if !inspect.text.is_empty() {
+                let mut out = std::io::stdout().lock();
+                if let Err(e) = out
+                    .write_all(inspect.text.as_bytes())
+                    .and_then(|()| out.flush())
+                {
+                    if e.kind() != std::io::ErrorKind::BrokenPipe {
+                        eprintln!("mdlc: cannot write the dump: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            let args = OutputArgs {
+                message_format: Format::Human,
+                color,
+            };
+            finish(&inspect.report, &args)
         }
     }
 }

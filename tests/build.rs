@@ -64,6 +64,7 @@ impl P {
                 } else {
                     SpecOption::Model(BodyModel {
                         file: self.file(f),
+                        name: f.to_string(),
                         reverse: false,
                         scale: 1.0,
                         origin_offset: [0.0; 3],
@@ -698,6 +699,7 @@ fn lods_resolve_replaced_models_by_file_name() {
     let rep = |p: &mut P, from: &str| ReplaceModel {
         from: p.s(from),
         to: p.file("m/ref2.smd"),
+        name: "m/ref2.smd".into(),
         reverse: false,
         scale: 1.0,
     };

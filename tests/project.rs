@@ -481,6 +481,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
             options: vec![
                 BodyOption::Model(BodyModel {
                     file: fr(qc_dir, "ref.smd"),
+                    name: "ref".into(),
                     reverse: false,
                     scale: 1.0,
                     origin_offset: [0.0; 3],
@@ -489,6 +490,8 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
                 BodyOption::Blank(loc()),
                 BodyOption::Model(BodyModel {
                     file: fr(qc_dir, "sub/../other ref.smd"),
+                    // a stored name unlike the file's: written as `name` in the TOML
+                    name: "models/other_ref".into(),
                     reverse: true,
                     scale: 0.1,
                     origin_offset: [1.5, -2.25, 1e-7],
@@ -497,6 +500,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
                 BodyOption::Model(BodyModel {
                     // a file actually named `blank`
                     file: fr(qc_dir, "blank"),
+                    name: "blank".into(),
                     reverse: false,
                     scale: 1.0,
                     origin_offset: [0.0; 3],
@@ -517,6 +521,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
             replace_models: vec![ReplaceModel {
                 from: s("ref"),
                 to: fr(qc_dir, "../lods/ref_lod1.smd"),
+                name: "lods/ref_lod1".into(),
                 reverse: true,
                 scale: 2.0,
             }],

@@ -1,3 +1,4 @@
 //! Back ends: binary writers (and readers, for `mdlc inspect` and tests) per engine.
 
 pub mod goldsrc;
+pub mod source;

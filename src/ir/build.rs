@@ -105,6 +105,7 @@ struct PendingMesh {
     origin_offset: [f32; 3],
     flex_block: Option<Spanned<String>>,
     span: FileSpan,
+    written: String,
 }
 
 /// A `replacemodel`: the replaced body mesh, the replacement, the span of `from`.
@@ -257,6 +258,7 @@ impl Builder<'_> {
                                 origin_offset: m.origin_offset,
                                 flex_block: m.flex_block.clone(),
                                 span: loc(m.file.span),
+                                written: m.name.clone(),
                             });
                             options.push(BodyOption::Mesh(MeshId(pending.len() as u32 - 1)));
                         }
@@ -284,6 +286,7 @@ impl Builder<'_> {
                         origin_offset: [0.0; 3],
                         flex_block: None,
                         span: loc(r.to.span),
+                        written: r.name.clone(),
                     });
                     MeshId(pending.len() as u32 - 1)
                 });
@@ -1079,6 +1082,9 @@ impl Builder<'_> {
                 origin_offset: p.origin_offset,
                 flex_block: p.flex_block.clone(),
                 span: p.span,
+                written: p.written.clone(),
+                file_bones: Vec::new(),
+                source_positions: Vec::new(),
             };
         };
         let map = self.bone_map(l, bones);
@@ -1090,6 +1096,7 @@ impl Builder<'_> {
             weights: Vec::with_capacity(src.weights.len()),
         };
         let mapped = |b: BoneId| map.get(b.index()).copied().flatten();
+        let mut source_positions = Vec::with_capacity(src.triangles.len());
         'tri: for t in &src.triangles {
             let mut corners: [Option<Corner>; 3] = [None; 3];
             for (slot, c) in corners.iter_mut().zip(&t.corners) {
@@ -1131,6 +1138,7 @@ impl Builder<'_> {
                     corners: [a, b, c],
                     ..*t
                 });
+                source_positions.push(t.corners.map(|c| c.pos));
             }
         }
         // Materials: global list, case-insensitive, first spelling kept.
@@ -1175,6 +1183,21 @@ impl Builder<'_> {
             origin_offset: p.origin_offset,
             flex_block: p.flex_block.clone(),
             span: p.span,
+            written: p.written.clone(),
+            file_bones: l
+                .smd
+                .skeleton
+                .bones
+                .iter()
+                .enumerate()
+                .map(|(i, b)| MeshBone {
+                    name: b.name.clone(),
+                    parent: b.parent.map(|p| p.0),
+                    rest: self.rest_of(l, i, p.scale),
+                    bone: map.get(i).copied().flatten(),
+                })
+                .collect(),
+            source_positions,
         }
     }
 
@@ -1421,6 +1444,9 @@ impl Builder<'_> {
             .len()
             .checked_div(nb)
             .unwrap_or((hi - lo + 1) as usize);
+        let given = (from..to)
+            .map(|i| anim.poses.get(i).is_some_and(Option::is_some))
+            .collect();
         let scale = if gold {
             a.scale
         } else {
@@ -1432,6 +1458,7 @@ impl Builder<'_> {
             file: l.file,
             file_bones,
             frames,
+            given,
             num_frames,
             first_time: lo as i32,
             fps: a.fps,

@@ -244,6 +244,28 @@ pub struct ModelMesh {
     pub flex_block: Option<Spanned<String>>,
     /// The file reference in the project.
     pub span: FileSpan,
+    /// The file reference as written in the project (GoldSrc stores it as the model's name).
+    pub written: String,
+    /// The file's own skeleton, in `nodes` order: Valve's HL1 tool moves each model's vertices
+    /// into bone space with the rest pose of the model's own file (`goldsrc.md` §8.1).
+    pub file_bones: Vec<MeshBone>,
+    /// Corner positions as the file gives them (before the scale), parallel to
+    /// `mesh.triangles`: GoldSrc computes `(p − origin_offset)·scale` from them.
+    pub source_positions: Vec<[[f32; 3]; 3]>,
+}
+
+/// A bone of a mesh file's own skeleton.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshBone {
+    /// After `$renamebone`.
+    pub name: String,
+    /// Parent, an index into [`ModelMesh::file_bones`].
+    pub parent: Option<u32>,
+    /// Rest pose, position multiplied by the mesh's scale (GoldSrc: the last value the file
+    /// writes for the bone, as [`ModelBone::rest`]).
+    pub rest: Pose,
+    /// The merged-skeleton bone of the same name, if any.
+    pub bone: Option<BoneId>,
 }
 
 impl ModelMesh {
@@ -307,6 +329,9 @@ pub struct Anim {
     /// transform), gaps filled with the target's rule (GoldSrc [`FillRule::Zero`](super::FillRule::Zero), Source
     /// [`FillRule::HoldPrevious`](super::FillRule::HoldPrevious)), only the frames in the `frames` range.
     pub frames: Vec<Pose>,
+    /// Parallel to [`frames`](Self::frames): whether the SMD gave the value (GoldSrc leaves a
+    /// missing root bone at zero instead of applying the root transform to it).
+    pub given: Vec<bool>,
     pub num_frames: usize,
     /// The SMD `time` of frame 0.
     pub first_time: i32,

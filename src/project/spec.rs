@@ -99,7 +99,13 @@ pub fn resolve_path(base: &std::path::Path, rel: &str) -> PathBuf {
         match c {
             Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() {
+                // Pop a real folder name; `..` at the start (or after other `..`) stays.
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else if !matches!(
+                    out.components().next_back(),
+                    Some(Component::RootDir | Component::Prefix(_))
+                ) {
                     out.push("..");
                 }
             }
@@ -285,6 +291,11 @@ pub enum BodyOption {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BodyModel {
     pub file: FileRef,
+    /// The name stored for this model (`mstudiomodel_t.name`): the file name exactly as the
+    /// project wrote it (a HL1 QC writes `meshes/hd/gib_alien_01`, a Source QC often
+    /// `body_ref.smd`; both compilers store what was written). TOML: the `name` key, by default
+    /// the `file` string as written.
+    pub name: String,
     /// `reverse`: keep the SMD's triangle winding.
     pub reverse: bool,
     /// The scale for this file: `scale f`, else the `$scale` in force.
@@ -321,6 +332,8 @@ pub struct Lod {
 pub struct ReplaceModel {
     pub from: Spanned<String>,
     pub to: FileRef,
+    /// The name stored for the replacement model, as for [`BodyModel::name`].
+    pub name: String,
     pub reverse: bool,
     pub scale: f32,
 }
@@ -592,3 +605,26 @@ pub const DEFAULT_ROTATION: [f32; 3] = [0.0, 0.0, std::f32::consts::FRAC_PI_2];
 
 /// Default frames per second of an animation.
 pub const DEFAULT_FPS: f32 = 30.0;
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn resolve_path_keeps_leading_parent_dirs() {
+        assert_eq!(
+            resolve_path(Path::new(""), "../../textures"),
+            PathBuf::from("../../textures")
+        );
+        assert_eq!(
+            resolve_path(Path::new("a/b"), "../../../x"),
+            PathBuf::from("../x")
+        );
+        assert_eq!(
+            resolve_path(Path::new("a/b"), "..\\c\\.\\d.smd"),
+            PathBuf::from("a/c/d.smd")
+        );
+        assert_eq!(resolve_path(Path::new("/"), "../x"), PathBuf::from("/x"));
+    }
+}

@@ -82,7 +82,7 @@ const SEQ_SETTINGS_KEYS: &[&str] = &[
     "anim_block_size",
 ];
 const BODY_KEYS: &[&str] = &["name", "options"];
-const BODY_OPTION_KEYS: &[&str] = &["file", "reverse", "scale", "origin_offset", "flex"];
+const BODY_OPTION_KEYS: &[&str] = &["file", "name", "reverse", "scale", "origin_offset", "flex"];
 const LOD_KEYS: &[&str] = &[
     "distance",
     "shadow",
@@ -95,7 +95,7 @@ const LOD_KEYS: &[&str] = &[
     "facial",
     "use_shadowlod_materials",
 ];
-const REPLACE_MODEL_KEYS: &[&str] = &["from", "to", "reverse", "scale"];
+const REPLACE_MODEL_KEYS: &[&str] = &["from", "to", "name", "reverse", "scale"];
 const PAIR_KEYS: &[&str] = &["from", "to"];
 const DEFINE_BONE_KEYS: &[&str] = &["name", "parent", "position", "rotation", "fixup"];
 const FIXUP_KEYS: &[&str] = &["position", "rotation"];
@@ -1015,6 +1015,7 @@ fn body_option(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<BodyOption> {
         DeValue::String(s) if s.as_ref() == "blank" => Some(BodyOption::Blank(cx.loc(v.span()))),
         DeValue::String(_) => cx.file_ref(v, what).map(|file| {
             BodyOption::Model(BodyModel {
+                name: file.written.clone(),
                 file,
                 reverse: false,
                 scale: 1.0,
@@ -1029,8 +1030,11 @@ fn body_option(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<BodyOption> {
             let scale = t.opt(cx, "scale", number).unwrap_or(1.0);
             let origin_offset = t.opt(cx, "origin_offset", vec3).unwrap_or([0.0; 3]);
             let flex_block = t.opt(cx, "flex", string);
+            let name = t.opt(cx, "name", string);
+            let file = file?;
             Some(BodyOption::Model(BodyModel {
-                file: file?,
+                name: name.map_or_else(|| file.written.clone(), |n| n.value),
+                file,
                 reverse,
                 scale,
                 origin_offset,
@@ -1111,9 +1115,12 @@ fn replace_model(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<ReplaceModel> {
     let to = t.req(cx, "to", file_ref);
     let reverse = t.flag(cx, "reverse");
     let scale = t.opt(cx, "scale", number).unwrap_or(1.0);
+    let name = t.opt(cx, "name", string);
+    let to = to?;
     Some(ReplaceModel {
         from: from?,
-        to: to?,
+        name: name.map_or_else(|| to.written.clone(), |n| n.value),
+        to,
         reverse,
         scale,
     })

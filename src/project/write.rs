@@ -419,7 +419,9 @@ impl Writer<'_> {
                 BodyOption::Blank(_) => quote("blank"),
                 BodyOption::Model(m) => {
                     let file = self.file(&m.file);
-                    let plain = !m.reverse
+                    let default_name = relative(&m.file.path, self.dir);
+                    let plain = m.name == default_name
+                        && !m.reverse
                         && m.scale == 1.0
                         && m.origin_offset == [0.0; 3]
                         && m.flex_block.is_none()
@@ -428,6 +430,9 @@ impl Writer<'_> {
                         file
                     } else {
                         let mut parts = vec![("file", file)];
+                        if m.name != default_name {
+                            parts.push(("name", quote(&m.name)));
+                        }
                         if m.reverse {
                             parts.push(("reverse", "true".into()));
                         }
@@ -458,6 +463,9 @@ impl Writer<'_> {
             if !l.replace_models.is_empty() {
                 let v = list(l.replace_models.iter().map(|r| {
                     let mut parts = vec![("from", quote(&r.from.value)), ("to", self.file(&r.to))];
+                    if r.name != relative(&r.to.path, self.dir) {
+                        parts.push(("name", quote(&r.name)));
+                    }
                     if r.reverse {
                         parts.push(("reverse", "true".into()));
                     }

@@ -1568,8 +1568,10 @@ impl<'t> Parser<'t, '_> {
     /// A mesh file and its same-line options (`reverse`, `scale f`, Source `faces a b`,
     /// `bias b`). Stops before a `{` or `}`.
     fn body_model(&mut self, file_tok: &QcToken) -> Option<BodyModel> {
+        let file = self.file_ref(file_tok, "smd");
         let mut m = BodyModel {
-            file: self.file_ref(file_tok, "smd"),
+            name: file.written.clone(),
+            file,
             reverse: false,
             scale: self.scale,
             origin_offset: match self.dialect {
@@ -1871,6 +1873,7 @@ impl<'t> Parser<'t, '_> {
                 let to_ref = self.file_ref(to, "smd");
                 lod.replace_models.push(ReplaceModel {
                     from: sp(stripped, from),
+                    name: to_ref.written.clone(),
                     to: to_ref,
                     reverse,
                     scale: self.scale,

@@ -1,10 +1,28 @@
-//! GoldSrc skeleton values and animations (stub; being written).
+//! GoldSrc skeleton values and everything animated (`goldsrc.md` §4.3, §4.7-4.11, §8.4-8.11):
+//! bone defaults, controllers on bones, per-sequence frames (root transform, looping, motion
+//! extraction, mapping onto the final skeleton), quantisation scales, run-length streams,
+//! sequence descriptors with events and pivots, sequence groups, transitions, hit boxes and
+//! sequence bounding boxes — with the floating-point steps of Valve's HL1 studiomdl.
 
-use crate::diag::Diagnostic;
-use crate::ir::model::Model;
+mod boxes;
+mod frames;
+mod groups;
+mod math;
+mod tables;
+
+use std::f64::consts::PI;
+
+use crate::diag::{Code, Diagnostic, FileSpan};
+use crate::ir::model::{Anim, Model, Seq};
 
 use super::geometry::Geometry;
-use super::model::{GsBone, GsHitbox, GsSeqGroup, GsSequence};
+use super::model::{GsBone, GsEvent, GsHitbox, GsPivot, GsSeqGroup, GsSequence};
+use super::rle;
+
+pub use groups::group_file_name;
+pub use tables::{activity_number, motion_flag};
+
+use frames::{Blend, Frames};
 
 /// Bones, sequences and what depends on them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -16,11 +34,639 @@ pub struct Animation {
     pub hitboxes: Vec<GsHitbox>,
 }
 
+/// Bone names are stored in 32 bytes with their terminating NUL.
+const NAME_FIELD: usize = 32;
+/// The last SMD frame Valve's tool keeps (`MAXSTUDIOANIMATIONS - 1`).
+const LAST_FRAME: i64 = 2047;
+/// At most 1023 events and 255 pivots per sequence (`MAXSTUDIOEVENTS`, `MAXSTUDIOPIVOTS`).
+const MAX_EVENTS: usize = 1023;
+const MAX_PIVOTS: usize = 255;
+/// Largest transition node number (`xnode[100][100]`).
+const MAX_NODE: i32 = 100;
+
+/// A sequence on its way: frames on the final skeleton and the descriptor values.
+struct Prepared {
+    desc: GsSequence,
+    /// Per blend, frames on the final skeleton.
+    blends: Vec<Frames>,
+    activity: i32,
+    entry: i32,
+    exit: i32,
+    reversible: bool,
+    span: FileSpan,
+}
+
 /// Builds bones, sequences, groups, transitions and hit boxes (`goldsrc.md` §8.4-8.7, §8.9-8.11).
+/// Returns `None` when an error was reported.
 pub fn build_animation(
-    _model: &Model,
-    _geometry: &Geometry,
-    _diags: &mut Vec<Diagnostic>,
+    model: &Model,
+    geometry: &Geometry,
+    diags: &mut Vec<Diagnostic>,
 ) -> Option<Animation> {
-    None
+    let before = diags.iter().filter(|d| d.is_error()).count();
+
+    // --- bones ------------------------------------------------------------------------------
+    let nb = model.bones.len();
+    let parents: Vec<i32> = model
+        .bones
+        .iter()
+        .map(|b| b.parent.map_or(-1, |p| p.0 as i32))
+        .collect();
+    let mirror_ids: Vec<usize> = model.mirror_bones.iter().map(|(b, _)| b.index()).collect();
+    let mut mirrored = vec![false; nb];
+    for (i, b) in model.bones.iter().enumerate() {
+        let inherited = b
+            .parent
+            .filter(|p| p.index() < i)
+            .and_then(|p| mirrored.get(p.index()).copied())
+            .unwrap_or(false);
+        if let Some(m) = mirrored.get_mut(i) {
+            *m = mirror_ids.contains(&i) || inherited;
+        }
+    }
+    let mut bones: Vec<GsBone> = Vec::with_capacity(nb);
+    for (i, b) in model.bones.iter().enumerate() {
+        if b.name.len() >= NAME_FIELD {
+            diags.push(
+                Diagnostic::new(
+                    Code::GsBoneNameTooLong,
+                    format!(
+                        "bone name \"{}\" is {} bytes long, GoldSrc stores at most 31",
+                        b.name,
+                        b.name.len()
+                    ),
+                    b.span,
+                    "this bone",
+                )
+                .with_note("a GoldSrc bone name is stored in 32 bytes ending with a NUL; Valve's tool would run it into the next field")
+                .with_note("help: rename the bone in the SMD files, or with `$renamebone`"),
+            );
+        }
+        let sign = if mirrored.get(i).copied().unwrap_or(false) {
+            -1.0
+        } else {
+            1.0
+        };
+        let p = b.rest.pos.map(|v| v * sign);
+        let r = b.rest.rot.map(math::clip_angle);
+        bones.push(GsBone {
+            name: b.name.clone(),
+            parent: parents.get(i).copied().unwrap_or(-1),
+            bonecontroller: [-1; 6],
+            value: [p[0], p[1], p[2], r[0], r[1], r[2]],
+            scale: [0.0; 6],
+        });
+    }
+
+    // --- controllers ------------------------------------------------------------------------
+    for (i, c) in model.controllers.iter().enumerate() {
+        match tables::controller_channel(&c.axis.value) {
+            Some(ch) => {
+                if let Some(slot) = bones
+                    .get_mut(c.bone.index())
+                    .and_then(|b| b.bonecontroller.get_mut(ch))
+                {
+                    *slot = i as i32;
+                }
+            }
+            None => diags.push(
+                Diagnostic::new(
+                    Code::GsControllerType,
+                    format!("a bone controller cannot drive `{}` in GoldSrc", c.axis.value),
+                    c.axis.span.span(),
+                    "not X, Y, Z, XR, YR or ZR",
+                )
+                .with_note("GoldSrc bone controllers move or turn one bone along one axis: X, Y, Z, XR, YR or ZR")
+                .with_note("Valve's HL1 compiler accepts this type, then stops while writing and leaves an empty file"),
+            ),
+        }
+    }
+
+    // --- sequences --------------------------------------------------------------------------
+    let defaults: Vec<([f32; 3], [f32; 3])> = bones
+        .iter()
+        .map(|b| {
+            (
+                [b.value[0], b.value[1], b.value[2]],
+                [b.value[3], b.value[4], b.value[5]],
+            )
+        })
+        .collect();
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(model.sequences.len());
+    for seq in &model.sequences {
+        if let Some(p) = prepare_sequence(model, seq, &defaults, diags) {
+            prepared.push(p);
+        }
+    }
+
+    // --- scales (§8.7) ----------------------------------------------------------------------
+    for (j, bone) in bones.iter_mut().enumerate() {
+        for k in 0..6 {
+            let (mut minv, mut maxv) = if k < 3 {
+                (-128.0f32, 128.0f32)
+            } else {
+                ((-PI / 8.0) as f32, (PI / 8.0) as f32)
+            };
+            let def = bone.value[k];
+            for p in &prepared {
+                for fr in &p.blends {
+                    for f in 0..fr.frames {
+                        let v = channel_delta(fr, f, j, k, def);
+                        if v < minv {
+                            minv = v;
+                        }
+                        if v > maxv {
+                            maxv = v;
+                        }
+                    }
+                }
+            }
+            bone.scale[k] = if minv < maxv {
+                if -minv > maxv {
+                    (f64::from(minv) / -32768.0) as f32
+                } else {
+                    maxv / 32767.0
+                }
+            } else {
+                1.0 / 32.0
+            };
+        }
+    }
+
+    // --- sequence boxes, streams (§8.9, §8.7) -----------------------------------------------
+    let verts = boxes::vertices(geometry);
+    for p in &mut prepared {
+        let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &verts);
+        p.desc.bbmin = lo;
+        p.desc.bbmax = hi;
+        let nblends = p.blends.len();
+        let mut words_total: usize = 0;
+        let mut too_large = false;
+        for (q, fr) in p.blends.iter().enumerate() {
+            let mut per_bone = Vec::with_capacity(nb);
+            for (j, bone) in bones.iter().enumerate() {
+                let mut channels: [Option<Vec<u16>>; 6] = Default::default();
+                for (k, ch) in channels.iter_mut().enumerate() {
+                    let scale = bone.scale[k];
+                    let values: Vec<i16> = (0..fr.frames)
+                        .map(|f| {
+                            let v = channel_delta(fr, f, j, k, bone.value[k]);
+                            ((v / scale) as i32) as i16
+                        })
+                        .collect();
+                    *ch = rle::encode(&values);
+                    words_total += ch.as_ref().map_or(0, Vec::len);
+                }
+                // The distance from this bone's `mstudioanim_t` to the end of its values.
+                let header = (nblends * nb) as i64 * 12;
+                let here = (q * nb + j) as i64 * 12;
+                if header + 2 * words_total as i64 - here > 65535 {
+                    too_large = true;
+                }
+                per_bone.push(channels);
+            }
+            p.desc.blends.push(per_bone);
+        }
+        if too_large {
+            diags.push(
+                Diagnostic::new(
+                    Code::GsAnimationTooLarge,
+                    format!(
+                        "the animation data of sequence `{}` is too large for GoldSrc",
+                        p.desc.label
+                    ),
+                    p.span,
+                    "this sequence",
+                )
+                .with_note("GoldSrc finds each bone's values through 16-bit offsets, so the data of one sequence cannot reach more than 64 KiB past a bone's entry")
+                .with_note("help: split the sequence, use fewer frames (`frame start end`) or fewer blends"),
+            );
+        }
+    }
+
+    // --- groups (§8.11) ---------------------------------------------------------------------
+    let model_name = model
+        .name
+        .as_ref()
+        .map_or_else(|| "model".to_string(), |n| n.value.clone());
+    let explicit: Vec<String> = model
+        .sequence_groups
+        .iter()
+        .map(|g| g.value.clone())
+        .collect();
+    let auto_limit = model
+        .sequence_group_size
+        .as_ref()
+        .map(|s| i64::from(s.value) * 1024)
+        .filter(|&l| l < 1024 * 1024);
+    let seq_groups = if explicit.is_empty() {
+        match auto_limit {
+            Some(limit) => {
+                let acts: Vec<i32> = prepared.iter().map(|p| p.activity).collect();
+                let sizes: Vec<i64> = prepared
+                    .iter()
+                    .map(|p| {
+                        let words: usize = p
+                            .desc
+                            .blends
+                            .iter()
+                            .flatten()
+                            .flatten()
+                            .map(|c| c.as_ref().map_or(0, Vec::len))
+                            .sum();
+                        2 * words as i64 + 12 * (p.desc.blends.len() * nb) as i64
+                    })
+                    .collect();
+                let (gs, count) = groups::auto_groups(&acts, &sizes, limit);
+                for (p, g) in prepared.iter_mut().zip(gs) {
+                    p.desc.seqgroup = g;
+                }
+                let labels = vec![String::new(); count.saturating_sub(1)];
+                groups::group_records(&labels, &model_name)
+            }
+            None => {
+                for p in &mut prepared {
+                    p.desc.seqgroup = 0;
+                }
+                groups::group_records(&[], &model_name)
+            }
+        }
+    } else {
+        groups::group_records(&explicit, &model_name)
+    };
+
+    // --- transitions (§8.10) ----------------------------------------------------------------
+    let nodes: Vec<(i32, i32, bool)> = prepared
+        .iter()
+        .map(|p| (p.entry, p.exit, p.reversible))
+        .collect();
+    let transitions = groups::transitions(&nodes);
+
+    // --- hit boxes (§8.9) -------------------------------------------------------------------
+    let groups_of = boxes::hit_groups(model, &parents);
+    let explicit_boxes: Vec<GsHitbox> = model
+        .hitbox_sets
+        .iter()
+        .flat_map(|s| &s.boxes)
+        .map(|h| GsHitbox {
+            bone: h.bone.0 as i32,
+            group: h.group,
+            bbmin: h.min,
+            bbmax: h.max,
+        })
+        .collect();
+    let hitboxes = if explicit_boxes.is_empty() {
+        let positions: Vec<[f32; 3]> = defaults.iter().map(|d| d.0).collect();
+        boxes::auto_hitboxes(&verts, &parents, &positions, &groups_of)
+    } else {
+        explicit_boxes
+    };
+
+    let after = diags.iter().filter(|d| d.is_error()).count();
+    if after > before {
+        return None;
+    }
+    Some(Animation {
+        bones,
+        sequences: prepared.into_iter().map(|p| p.desc).collect(),
+        seq_groups,
+        transitions,
+        hitboxes,
+    })
+}
+
+/// Frame value minus the bone default for channel `k` (0..3 position, 3..6 rotation, the
+/// rotation difference wrapped once into [−π, π)), in float.
+fn channel_delta(fr: &Frames, f: usize, j: usize, k: usize, def: f32) -> f32 {
+    if k < 3 {
+        fr.pos(f, j).get(k).copied().unwrap_or(0.0) - def
+    } else {
+        let v = fr.rot(f, j).get(k - 3).copied().unwrap_or(0.0) - def;
+        math::wrap_once(v)
+    }
+}
+
+/// Which file bones of an animation are mirrored (`$mirrorbone` names them or their parent).
+fn anim_mirrored(model: &Model, anim: &Anim) -> Vec<bool> {
+    let mut out = vec![false; anim.file_bones.len()];
+    if model.mirror_bones.is_empty() {
+        return out;
+    }
+    for (i, b) in anim.file_bones.iter().enumerate() {
+        let named = model.mirror_bones.iter().any(|(m, _)| {
+            Some(*m) == b.bone
+                || model
+                    .bones
+                    .get(m.index())
+                    .is_some_and(|mb| mb.name == b.name)
+        });
+        let inherited = b
+            .parent
+            .and_then(|p| out.get(p as usize).copied())
+            .unwrap_or(false);
+        if let Some(o) = out.get_mut(i) {
+            *o = named || inherited;
+        }
+    }
+    out
+}
+
+/// The frames of `anim` that Valve's tool keeps: SMD times up to 2047, trimmed to the first
+/// and last time that gives a value. `None` when no frame is left.
+fn kept_frames(anim: &Anim) -> Option<(usize, usize)> {
+    let nb = anim.file_bones.len();
+    let last_ok = usize::try_from(LAST_FRAME - i64::from(anim.first_time) + 1).unwrap_or(0);
+    let mut count = anim.num_frames.min(last_ok);
+    let has_data = |f: usize| {
+        (0..nb).any(|b| {
+            anim.given
+                .get(f * nb + b)
+                .copied()
+                .unwrap_or(nb == 0 || anim.given.is_empty())
+        })
+    };
+    while count > 0 && !has_data(count - 1) {
+        count -= 1;
+    }
+    (count > 0).then_some((0, count))
+}
+
+fn prepare_sequence(
+    model: &Model,
+    seq: &Seq,
+    defaults: &[([f32; 3], [f32; 3])],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Prepared> {
+    let name = &seq.name.value;
+    let name_span = seq.name.span.span();
+    if name.len() >= NAME_FIELD {
+        diags.push(
+            Diagnostic::new(
+                Code::GsSequenceNameTooLong,
+                format!(
+                    "sequence name `{name}` is {} bytes long, GoldSrc stores at most 31",
+                    name.len()
+                ),
+                name_span,
+                "this name",
+            )
+            .with_note("the game looks sequences up by name, and GoldSrc keeps a sequence name in 32 bytes ending with a NUL")
+            .with_note("help: use a shorter name"),
+        );
+    }
+    let anims: Vec<&Anim> = seq
+        .animations
+        .iter()
+        .filter_map(|&a| model.animation(a))
+        .collect();
+    let first = *anims.first()?;
+
+    // Frames of every blend.
+    let mut blends: Vec<Blend> = Vec::with_capacity(anims.len());
+    let mut first_times: Vec<i32> = Vec::new();
+    for a in &anims {
+        let Some((start, count)) = kept_frames(a) else {
+            diags.push(
+                Diagnostic::new(
+                    Code::GsNoFrames,
+                    format!(
+                        "animation file `{}` of sequence `{name}` has no frame GoldSrc can use",
+                        a.path
+                            .file_name()
+                            .map_or_else(|| a.name.value.clone(), |f| f.to_string_lossy().into_owned())
+                    ),
+                    a.span,
+                    "no frame between 0 and 2047",
+                )
+                .with_note(format!(
+                    "its frames start at time {}; Valve's HL1 compiler reads times 0 to 2047 only (and crashes on an animation without frames)",
+                    a.first_time
+                )),
+            );
+            return None;
+        };
+        blends.push(frames::grab(a, &anim_mirrored(model, a), start, count));
+        first_times.push(a.first_time);
+    }
+    let numframes = blends.first().map_or(0, |b| b.frames.frames);
+    if blends.iter().any(|b| b.frames.frames != numframes) {
+        let counts: Vec<String> = blends.iter().map(|b| b.frames.frames.to_string()).collect();
+        diags.push(
+            Diagnostic::new(
+                Code::GsBlendFrames,
+                format!(
+                    "the blends of sequence `{name}` have different numbers of frames ({})",
+                    counts.join(", ")
+                ),
+                name_span,
+                "this sequence",
+            )
+            .with_note(format!(
+                "the sequence has {numframes} frames, from its first animation; frames a blend lacks are zero"
+            )),
+        );
+    }
+
+    let mut motion = 0i32;
+    for m in &first.motion {
+        if let Some(f) = tables::motion_flag(&m.value) {
+            motion |= f;
+        }
+    }
+    let looping = seq
+        .flags
+        .iter()
+        .any(|f| f.value.eq_ignore_ascii_case("loop"))
+        || first.looping;
+    if looping {
+        frames::force_loop(&mut blends, numframes, motion);
+    }
+
+    // Events (§8.5).
+    let start_time = first_times.first().copied().unwrap_or(0);
+    let end_time = start_time + numframes as i32 - 1;
+    let mut events = Vec::with_capacity(seq.events.len());
+    if seq.events.len() > MAX_EVENTS {
+        let at = seq
+            .events
+            .get(MAX_EVENTS)
+            .map_or(name_span, |e| e.id.span.span());
+        diags.push(
+            Diagnostic::new(
+                Code::GsTooManyEvents,
+                format!(
+                    "sequence `{name}` has {} events, GoldSrc allows at most {MAX_EVENTS}",
+                    seq.events.len()
+                ),
+                at,
+                "one event too many",
+            )
+            .with_note("Valve's HL1 compiler stops here without writing anything"),
+        );
+    }
+    for e in &seq.events {
+        let id = match tables::atoi(&e.id.value) {
+            Some(v) => v,
+            None => {
+                diags.push(
+                    Diagnostic::new(
+                        Code::GsEventId,
+                        format!("event id `{}` is not a number", e.id.value),
+                        e.id.span.span(),
+                        "expected a number",
+                    )
+                    .with_note("GoldSrc events are numbers (for example 1004 plays a sound); Valve's HL1 compiler would store 0"),
+                );
+                0
+            }
+        };
+        let mut frame = e.frame;
+        if frame < start_time || frame > end_time {
+            let (edge, word, bound) = if frame < start_time {
+                (start_time, "before the first", start_time)
+            } else {
+                (end_time, "after the last", end_time)
+            };
+            diags.push(
+                Diagnostic::new(
+                    Code::GsEventClamped,
+                    format!("sequence `{name}` has an event at frame {frame}, {word} frame ({bound})"),
+                    e.id.span.span(),
+                    format!("moved to frame {edge}"),
+                )
+                .with_note(format!(
+                    "the animation has frames {start_time} to {end_time}; Valve's HL1 compiler moves the event to the nearest one"
+                )),
+            );
+            frame = edge;
+        }
+        events.push(GsEvent {
+            frame: frame - start_time,
+            event: id,
+            options: e.options.clone().unwrap_or_default(),
+        });
+    }
+    if seq.pivots.len() > MAX_PIVOTS {
+        diags.push(
+            Diagnostic::new(
+                Code::GsTooManyPivots,
+                format!(
+                    "sequence `{name}` has {} pivots, GoldSrc allows at most {MAX_PIVOTS}",
+                    seq.pivots.len()
+                ),
+                name_span,
+                "this sequence",
+            )
+            .with_note("Valve's HL1 compiler stops at the next one without writing anything"),
+        );
+    }
+    let pivots: Vec<GsPivot> = seq
+        .pivots
+        .iter()
+        .map(|p| GsPivot {
+            start: p[1].wrapping_sub(start_time),
+            end: p[2].wrapping_sub(start_time),
+        })
+        .collect();
+
+    // Motion extraction (§8.6).
+    let linear = frames::extract_motion(&mut blends, numframes, motion);
+
+    // Mapping onto the final skeleton: the first blend's node list for every blend.
+    let mut map: Vec<Option<usize>> = vec![None; defaults.len()];
+    for (k, b) in first.file_bones.iter().enumerate() {
+        if let Some(slot) = b.bone.and_then(|id| map.get_mut(id.index())) {
+            *slot = Some(k);
+        }
+    }
+    let relinked = frames::relink(&blends, &map, defaults, numframes);
+
+    // Descriptor values.
+    let activity = seq
+        .activity
+        .as_ref()
+        .map_or(0, |a| activity_number(&a.name.value));
+    let actweight = if activity != 0 {
+        seq.activity.as_ref().map_or(0, |a| a.weight)
+    } else {
+        0
+    };
+    let (mut blendtype, mut blendstart, mut blendend) = ([0i32; 2], [0.0f32; 2], [0.0f32; 2]);
+    blendend[0] = 1.0;
+    if let Some(b) = seq.blends.first() {
+        blendtype[0] = motion_flag(&b.param.value).unwrap_or(-1);
+        blendstart[0] = b.min;
+        blendend[0] = b.max;
+    }
+    let (entry, exit, reversible) = node_numbers(seq, diags);
+    let desc = GsSequence {
+        label: name.clone(),
+        fps: first.fps,
+        flags: i32::from(looping),
+        activity,
+        actweight,
+        events,
+        numframes: numframes as i32,
+        pivots,
+        motiontype: motion,
+        linearmovement: linear,
+        bbmin: [0.0; 3],
+        bbmax: [0.0; 3],
+        blendtype,
+        blendstart,
+        blendend,
+        seqgroup: seq.group,
+        entrynode: entry,
+        exitnode: exit,
+        nodeflags: i32::from(reversible),
+        blends: Vec::new(),
+    };
+    Some(Prepared {
+        desc,
+        blends: relinked,
+        activity,
+        entry,
+        exit,
+        reversible,
+        span: seq.span,
+    })
+}
+
+/// `node n` (entry = exit = n) or `transition`/`rtransition entry exit`, checked against the
+/// transition table's range.
+fn node_numbers(seq: &Seq, diags: &mut Vec<Diagnostic>) -> (i32, i32, bool) {
+    let mut check = |s: &crate::project::spec::Spanned<String>, needs_node: bool| -> i32 {
+        let v = tables::atoi(&s.value);
+        let ok = v.is_some_and(|v| (0..=MAX_NODE).contains(&v) && (!needs_node || v > 0));
+        if !ok {
+            diags.push(
+                Diagnostic::new(
+                    Code::GsTransitionNode,
+                    format!("node `{}` is not a transition node number", s.value),
+                    s.span.span(),
+                    if needs_node {
+                        "expected a number from 1 to 100"
+                    } else {
+                        "expected a number from 0 to 100"
+                    },
+                )
+                .with_note("GoldSrc numbers transition nodes 1 to 100 (0: no node); Valve's HL1 compiler writes outside its table for other numbers"),
+            );
+            return 0;
+        }
+        v.unwrap_or(0)
+    };
+    match (&seq.transition, &seq.node) {
+        (Some(t), _) => {
+            let differ = t.entry.value.trim() != t.exit.value.trim();
+            let e = check(&t.entry, differ);
+            let x = check(&t.exit, differ);
+            (e, x, t.reversible)
+        }
+        (None, Some(n)) => {
+            let v = check(n, false);
+            (v, v, false)
+        }
+        (None, None) => (0, 0, false),
+    }
 }

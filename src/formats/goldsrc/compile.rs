@@ -1,1 +1,540 @@
-//! (stub; being written)
+//! IR model → [`GsModel`]: header values, bone controllers and attachments, then the
+//! [`geometry`](super::geometry) and [`animation`](super::animation) stages, then the limits of
+//! `goldsrc.md` §5 and the name lengths, each reported as a diagnostic with a span (mdlc never
+//! writes a file that overflows a field or an engine array).
+
+use crate::diag::{Code, Diagnostic, FileSpan, Sources};
+use crate::ir::model::{BodyOption, Model};
+use crate::project::files::Fs;
+
+use super::animation::build_animation;
+use super::geometry::build_geometry;
+use super::model::{GsAttachment, GsController, GsModel, GsSeqGroup};
+
+/// `$modelname` with its extension removed (only a last `.xxx` after the last folder
+/// separator), as Valve's tool forms the output path (`goldsrc.md` §2).
+pub fn output_base(modelname: &str) -> String {
+    let sep = modelname.rfind(['/', '\\']).map_or(0, |i| i + 1);
+    match modelname[sep..].rfind('.') {
+        Some(dot) => modelname[..sep + dot].to_string(),
+        None => modelname.to_string(),
+    }
+}
+
+/// The GoldSrc limits compile enforces (`goldsrc.md` §5): Valve's tool checks some of them and
+/// overflows its arrays (or the engine's) on the others. Vertices, normals, meshes per model and
+/// texture size are checked by `geometry`; events, pivots and animation size by `animation`.
+pub mod limits {
+    /// Bones: Valve's tool refuses 128 or more.
+    pub const MAX_BONES: usize = 127;
+    /// Triangles per mesh (MAXSTUDIOTRIANGLES).
+    pub const MAX_TRIANGLES: usize = 20000;
+    /// Sequences (MAXSTUDIOSEQUENCES).
+    pub const MAX_SEQUENCES: usize = 2048;
+    /// Textures (MAXSTUDIOSKINS).
+    pub const MAX_TEXTURES: usize = 100;
+    /// Models over all body parts (MAXSTUDIOMODELS).
+    pub const MAX_MODELS: usize = 32;
+    /// Body parts (MAXSTUDIOBODYPARTS).
+    pub const MAX_BODYPARTS: usize = 32;
+    /// Blends per sequence (MAXSTUDIOGROUPS).
+    pub const MAX_BLENDS: usize = 16;
+    /// Frames per sequence (MAXSTUDIOANIMATIONS).
+    pub const MAX_FRAMES: usize = 2048;
+    /// Skin families.
+    pub const MAX_SKIN_FAMILIES: usize = 256;
+    /// Transition nodes.
+    pub const MAX_NODES: usize = 100;
+    /// Sequence groups the engine client loads.
+    pub const MAX_SEQ_GROUPS: usize = 16;
+}
+
+/// Where to point a diagnostic about the model as a whole.
+fn model_span(model: &Model) -> Option<FileSpan> {
+    model
+        .name
+        .as_ref()
+        .map(|n| n.span.span())
+        .or_else(|| model.body_parts.first().map(|b| b.span))
+        .or_else(|| model.sequences.first().map(|s| s.span))
+}
+
+fn at(
+    model: &Model,
+    span: Option<FileSpan>,
+    code: Code,
+    message: String,
+    label: &str,
+) -> Diagnostic {
+    match span.or_else(|| model_span(model)) {
+        Some(s) => Diagnostic::new(code, message, s, label),
+        None => Diagnostic::about_file(code, message, "the model"),
+    }
+}
+
+/// Cuts `s` to at most `n` bytes, at a character boundary.
+fn cut(s: &str, n: usize) -> String {
+    let mut end = s.len().min(n);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}
+
+/// The motion type bit of a controller axis (`goldsrc.md` §4.4, §5), or `None` for a type
+/// Valve's writer rejects.
+fn controller_type(axis: &str) -> Option<i32> {
+    Some(match axis.to_ascii_uppercase().as_str() {
+        "X" => 0x1,
+        "Y" => 0x2,
+        "Z" => 0x4,
+        "XR" => 0x8,
+        "YR" => 0x10,
+        "ZR" => 0x20,
+        _ => return None,
+    })
+}
+
+/// Compiles the model for GoldSrc. Returns `None` when an error was reported here or by a stage
+/// (or a stage is not available yet); every independent problem is reported.
+pub fn compile(
+    model: &Model,
+    fs: &dyn Fs,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<GsModel> {
+    let errors_before = diags.iter().filter(|d| d.is_error()).count();
+    let mut gs = GsModel::default();
+
+    // --- header values -------------------------------------------------------------------------
+    let base = model
+        .name
+        .as_ref()
+        .map_or_else(|| "model".to_string(), |n| output_base(&n.value));
+    gs.name = format!("{base}.mdl");
+    if gs.name.len() >= 64 {
+        diags.push(
+            at(
+                model,
+                model.name.as_ref().map(|n| n.span.span()),
+                Code::GsNameCut,
+                format!(
+                    "the model name `{}` is {} bytes long; the header keeps 63",
+                    gs.name,
+                    gs.name.len()
+                ),
+                "this name",
+            )
+            .with_note("the header's `name` field has 64 bytes with a terminating NUL; the output file keeps the full name"),
+        );
+        gs.name = cut(&gs.name, 63);
+    }
+    if let Some(e) = &model.eye_position {
+        let [a, b, c] = e.value;
+        // (−b, a, c): `$eyeposition 0 0 z` stores x = −0.0 (§11.12), as negation does.
+        gs.eyeposition = [-b, a, c];
+    }
+    if let Some(b) = &model.bbox {
+        gs.min = b.value[0];
+        gs.max = b.value[1];
+    }
+    if let Some(b) = &model.cbox {
+        gs.bbmin = b.value[0];
+        gs.bbmax = b.value[1];
+    }
+    if let Some(f) = &model.flags {
+        gs.flags = f.value;
+    }
+    gs.external_textures = model.external_textures;
+
+    // Controller types: the animation stage reports a type other than the six (E0522); RLOOP
+    // is added for rotations that turn full circle (C truncation, then C's remainder, §4.4).
+    let controller_kinds: Vec<Option<i32>> = model
+        .controllers
+        .iter()
+        .map(|c| {
+            let t = controller_type(&c.axis.value)?;
+            let looped = (c.start + 360.0) as i32 % 360 == (c.end + 360.0) as i32 % 360;
+            Some(if t >= 0x8 && looped { t | 0x8000 } else { t })
+        })
+        .collect();
+
+    // --- the stages ------------------------------------------------------------------------------
+    let geometry = build_geometry(model, fs, sources, diags)?;
+    let animation = build_animation(model, &geometry, diags)?;
+    gs.body_parts = geometry.body_parts;
+    gs.textures = geometry.textures;
+    gs.skins = geometry.skins;
+    gs.bones = animation.bones;
+    gs.sequences = animation.sequences;
+    gs.seq_groups = animation.seq_groups;
+    gs.transitions = animation.transitions;
+    gs.hitboxes = animation.hitboxes;
+    if gs.seq_groups.is_empty() {
+        gs.seq_groups.push(GsSeqGroup {
+            label: "default".into(),
+            name: String::new(),
+        });
+    }
+
+    // --- controllers and attachments on the final skeleton ----------------------------------------
+    let bone_index = |name: &str| {
+        gs.bones
+            .iter()
+            .position(|b| b.name.eq_ignore_ascii_case(name))
+    };
+    let used = used_bones(&gs);
+    let mut controllers = Vec::new();
+    for (c, kind) in model.controllers.iter().zip(&controller_kinds) {
+        let name = model.bone(c.bone).map_or("", |b| b.name.as_str());
+        let Some(bone) = bone_index(name) else {
+            diags.push(dropped_bone(name, c.span, "bone controller"));
+            continue;
+        };
+        if !used.get(bone).copied().unwrap_or(true) {
+            diags.push(kept_bone(
+                name,
+                c.span,
+                "bone controller",
+                "unknown bonecontroller link",
+            ));
+        }
+        if let Some(kind) = kind {
+            controllers.push((
+                bone,
+                GsController {
+                    bone: bone as i32,
+                    kind: *kind,
+                    start: c.start,
+                    end: c.end,
+                    index: c.index,
+                },
+            ));
+        }
+    }
+    // `bonecontroller[]` of each bone is set by the animation stage (same order, same bones).
+    gs.controllers = controllers.into_iter().map(|(_, c)| c).collect();
+    for a in &model.attachments {
+        let name = model.bone(a.bone).map_or("", |b| b.name.as_str());
+        let Some(bone) = bone_index(name) else {
+            diags.push(dropped_bone(name, a.span, "attachment"));
+            continue;
+        };
+        if !used.get(bone).copied().unwrap_or(true) {
+            diags.push(kept_bone(
+                name,
+                a.span,
+                "attachment",
+                "unknown attachment link",
+            ));
+        }
+        gs.attachments.push(GsAttachment {
+            bone: bone as i32,
+            org: a.position,
+        });
+    }
+
+    check_names(model, &mut gs, diags);
+    check_limits(model, &gs, diags);
+
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    (errors == errors_before).then_some(gs)
+}
+
+/// Bones with a vertex or a normal of some model, or a descendant with one (`goldsrc.md` §8.4):
+/// the bones Valve's tool keeps.
+fn used_bones(gs: &GsModel) -> Vec<bool> {
+    let mut used = vec![false; gs.bones.len()];
+    for m in gs.body_parts.iter().flat_map(|b| b.models.iter()) {
+        for &b in m.vert_bones.iter().chain(&m.norm_bones) {
+            if let Some(u) = used.get_mut(b as usize) {
+                *u = true;
+            }
+        }
+    }
+    for i in (0..gs.bones.len()).rev() {
+        let parent = gs.bones.get(i).map_or(-1, |b| b.parent);
+        if used.get(i).copied().unwrap_or(false) && parent >= 0 {
+            if let Some(u) = used.get_mut(parent as usize) {
+                *u = true;
+            }
+        }
+    }
+    used
+}
+
+fn dropped_bone(name: &str, span: FileSpan, what: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::GsBoneNotInSkeleton,
+        format!("bone `{name}` of this {what} is not in the GoldSrc skeleton"),
+        span,
+        format!("this {what}"),
+    )
+    .with_note("GoldSrc keeps only bones that carry vertices or lead to bones that do")
+}
+
+fn kept_bone(name: &str, span: FileSpan, what: &str, valve: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::GsBoneWithoutVertices,
+        format!("bone `{name}` has no vertices; it is kept for this {what}"),
+        span,
+        format!("this {what} needs it"),
+    )
+    .with_note(format!(
+        "Valve's studiomdl drops such bones and rejects this model (\"{valve} '{name}'\"); mdlc keeps the bone"
+    ))
+}
+
+/// Name lengths: names the engine looks up must fit with their NUL (errors); names it only
+/// shows are cut like Valve's tool cuts them (warnings).
+fn check_names(model: &Model, gs: &mut GsModel, diags: &mut Vec<Diagnostic>) {
+    let too_long = |what: &str, name: &str, field: usize, span: Option<FileSpan>| {
+        at(
+            model,
+            span,
+            Code::GsNameTooLong,
+            format!(
+                "{what} `{name}` is {} bytes long; GoldSrc keeps {} (the field has {field} bytes with a NUL)",
+                name.len(),
+                field - 1
+            ),
+            "this name",
+        )
+        .with_note("the engine looks this name up, so a cut name would not be found; shorten it")
+    };
+    for (i, s) in gs.sequences.iter().enumerate() {
+        for e in &s.events {
+            if e.options.len() >= 64 {
+                let span = model.sequences.get(i).map(|q| q.span);
+                diags.push(too_long("event option", &e.options, 64, span));
+            }
+        }
+    }
+    for (g, grp) in gs.seq_groups.iter().enumerate() {
+        let span = model
+            .sequence_groups
+            .get(g.wrapping_sub(1))
+            .map(|s| s.span.span());
+        if grp.label.len() >= 32 {
+            diags.push(too_long("sequence group label", &grp.label, 32, span));
+        }
+        if grp.name.len() >= 64 {
+            diags.push(too_long("sequence group file name", &grp.name, 64, span));
+        }
+    }
+    // Model names: cut at 64 like Valve's tool (a 64-byte name fills the field without a NUL).
+    let meshes: Vec<Option<FileSpan>> = model
+        .body_parts
+        .iter()
+        .flat_map(|b| b.options.iter())
+        .map(|o| match o {
+            BodyOption::Blank(s) => Some(*s),
+            BodyOption::Mesh(m) => model.mesh(*m).map(|m| m.span),
+        })
+        .collect();
+    let mut k = 0;
+    for (bi, bp) in gs.body_parts.iter_mut().enumerate() {
+        if bp.name.len() >= 64 {
+            let span = model.body_parts.get(bi).map(|b| b.name.span.span());
+            diags.push(
+                at(
+                    model,
+                    span,
+                    Code::GsNameCut,
+                    format!("body part name `{}` is cut to 63 bytes", bp.name),
+                    "this name",
+                )
+                .with_note("the field has 64 bytes with a terminating NUL"),
+            );
+            bp.name = cut(&bp.name, 63);
+        }
+        for m in &mut bp.models {
+            let span = meshes.get(k).copied().flatten();
+            k += 1;
+            if m.name.len() >= 64 {
+                let kept = cut(&m.name, 64);
+                diags.push(
+                    at(
+                        model,
+                        span,
+                        Code::GsNameCut,
+                        format!(
+                            "model name `{}` is {} bytes long; it is stored as its first 64 bytes, without a NUL",
+                            m.name,
+                            m.name.len()
+                        ),
+                        "this mesh",
+                    )
+                    .with_note(format!("stored as `{kept}`"))
+                    .with_note("Valve's studiomdl cuts the name at 64 bytes too, and cannot open a file whose name is longer"),
+                );
+                m.name = kept;
+            }
+        }
+    }
+}
+
+/// The limits of `goldsrc.md` §5.
+fn check_limits(model: &Model, gs: &GsModel, diags: &mut Vec<Diagnostic>) {
+    use limits::*;
+    let mut limit = |span: Option<FileSpan>, what: String, max: usize, note: &str| {
+        diags.push(
+            at(model, span, Code::GsLimit, what, "here")
+                .with_note(format!("GoldSrc allows at most {max}; {note}")),
+        );
+    };
+    if gs.bones.len() > MAX_BONES {
+        let name = gs.bones.get(MAX_BONES).map_or("", |b| b.name.as_str());
+        let span = model
+            .find_bone(name)
+            .and_then(|i| model.bone(i))
+            .map(|b| b.span);
+        limit(
+            span,
+            format!("too many bones: {} (the 128th is `{name}`)", gs.bones.len()),
+            MAX_BONES,
+            "Valve's studiomdl refuses 128 or more",
+        );
+    }
+    let meshes: Vec<Option<FileSpan>> = model
+        .body_parts
+        .iter()
+        .flat_map(|b| b.options.iter())
+        .map(|o| match o {
+            BodyOption::Blank(s) => Some(*s),
+            BodyOption::Mesh(m) => model.mesh(*m).map(|m| m.span),
+        })
+        .collect();
+    let all: Vec<_> = gs.body_parts.iter().flat_map(|b| b.models.iter()).collect();
+    if all.len() > MAX_MODELS {
+        limit(
+            meshes.get(MAX_MODELS).copied().flatten(),
+            format!("too many models: {} over all body parts", all.len()),
+            MAX_MODELS,
+            "the engine's arrays hold no more",
+        );
+    }
+    if gs.body_parts.len() > MAX_BODYPARTS {
+        let span = model.body_parts.get(MAX_BODYPARTS).map(|b| b.span);
+        limit(
+            span,
+            format!("too many body parts: {}", gs.body_parts.len()),
+            MAX_BODYPARTS,
+            "the engine's arrays hold no more",
+        );
+    }
+    for (i, m) in all.iter().enumerate() {
+        let span = meshes.get(i).copied().flatten();
+        for mesh in &m.meshes {
+            if mesh.numtris as usize > MAX_TRIANGLES {
+                limit(
+                    span,
+                    format!(
+                        "too many triangles in one mesh of model `{}`: {}",
+                        m.name, mesh.numtris
+                    ),
+                    MAX_TRIANGLES,
+                    "per texture of a model",
+                );
+            }
+        }
+    }
+    if gs.textures.len() > MAX_TEXTURES {
+        let span = gs
+            .textures
+            .get(MAX_TEXTURES)
+            .and_then(|t| model.find_material(&t.name))
+            .and_then(|m| model.materials.get(m.index()))
+            .map(|m| m.span);
+        limit(
+            span,
+            format!("too many textures: {}", gs.textures.len()),
+            MAX_TEXTURES,
+            "the engine's texture arrays hold no more",
+        );
+    }
+    if gs.skins.len() > MAX_SKIN_FAMILIES {
+        limit(
+            model.skins.span,
+            format!("too many skin families: {}", gs.skins.len()),
+            MAX_SKIN_FAMILIES,
+            "",
+        );
+    }
+    if gs.sequences.len() > MAX_SEQUENCES {
+        let span = model.sequences.get(MAX_SEQUENCES).map(|s| s.span);
+        limit(
+            span,
+            format!("too many sequences: {}", gs.sequences.len()),
+            MAX_SEQUENCES,
+            "Valve's studiomdl overflows its arrays beyond",
+        );
+    }
+    if gs.transitions.len() > MAX_NODES {
+        limit(
+            None,
+            format!("too many transition nodes: {}", gs.transitions.len()),
+            MAX_NODES,
+            "",
+        );
+    }
+    if gs.seq_groups.len() > MAX_SEQ_GROUPS {
+        let span = model
+            .sequence_groups
+            .get(MAX_SEQ_GROUPS - 1)
+            .map(|s| s.span.span());
+        limit(
+            span,
+            format!("too many sequence groups: {}", gs.seq_groups.len()),
+            MAX_SEQ_GROUPS,
+            "the engine loads no more",
+        );
+    }
+    for (i, s) in gs.sequences.iter().enumerate() {
+        let span = model.sequences.get(i).map(|q| q.span);
+        if s.blends.len() > MAX_BLENDS {
+            limit(
+                span,
+                format!("sequence `{}` has {} blends", s.label, s.blends.len()),
+                MAX_BLENDS,
+                "",
+            );
+        }
+        if s.numframes.max(0) as usize > MAX_FRAMES {
+            limit(
+                span,
+                format!("sequence `{}` has {} frames", s.label, s.numframes),
+                MAX_FRAMES,
+                "",
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_base_removes_only_the_last_extension_of_the_file_name() {
+        assert_eq!(output_base("headcrab.mdl"), "headcrab");
+        assert_eq!(
+            output_base("../../compiled_models/man.mdl"),
+            "../../compiled_models/man"
+        );
+        assert_eq!(output_base("a.b/c"), "a.b/c");
+        assert_eq!(output_base("x.y.mdl"), "x.y");
+        assert_eq!(output_base("dir\\m.mdl"), "dir\\m");
+    }
+
+    #[test]
+    fn controller_types_and_rloop() {
+        assert_eq!(controller_type("yr"), Some(0x10));
+        assert_eq!(controller_type("LX"), None);
+        // int(-180+360) % 360 = 180 = int(180+360) % 360: a full turn loops
+        assert_eq!(
+            (-180.0f32 + 360.0) as i32 % 360,
+            (180.0f32 + 360.0) as i32 % 360
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! Valve's HL1 studiomdl arithmetic, emulated exactly (`goldsrc.md` §0, §8.1): `float`
+//! operations stay `f32` (no fused multiply-add), the few `double` intermediates are `f64`.
+
+use std::f64::consts::PI;
+
+/// A 3×4 bone matrix (rotation and translation), row-major as in `mathlib.c`.
+pub type Matrix = [[f32; 4]; 3];
+
+/// `clip_rotations`: wraps an angle into [−π, π) by repeated ±2π, compared and computed in
+/// double, stored as float.
+pub fn clip_angle(a: f32) -> f32 {
+    let mut v = a;
+    // A non-finite value never leaves the loop in C; the IR holds finite values only, the guard
+    // keeps this total anyway.
+    let mut guard = 0;
+    while f64::from(v) >= PI && guard < 1_000_000 {
+        v = (f64::from(v) - PI * 2.0) as f32;
+        guard += 1;
+    }
+    while f64::from(v) < -PI && guard < 2_000_000 {
+        v = (f64::from(v) + PI * 2.0) as f32;
+        guard += 1;
+    }
+    v
+}
+
+/// The one-step wrap of a rotation difference (`if (v >= Q_PI) v -= Q_PI*2; if (v < -Q_PI) …`).
+pub fn wrap_once(v: f32) -> f32 {
+    let mut v = v;
+    if f64::from(v) >= PI {
+        v = (f64::from(v) - PI * 2.0) as f32;
+    }
+    if f64::from(v) < -PI {
+        v = (f64::from(v) + PI * 2.0) as f32;
+    }
+    v
+}
+
+/// Radians → the float degrees studiomdl hands to `AngleMatrix` (`rad * (180.0 / Q_PI)`).
+pub fn to_degrees(rad: f32) -> f32 {
+    (f64::from(rad) * (180.0 / PI)) as f32
+}
+
+/// `AngleMatrix` of `mathlib.c`: angles in degrees (x = roll, y = pitch, z = yaw), matrix
+/// `Rz · Ry · Rx`, sines and cosines in double stored as float, products in float.
+pub fn angle_matrix(deg: [f32; 3]) -> Matrix {
+    let rad = |d: f32| (f64::from(d) * (PI * 2.0 / 360.0)) as f32;
+    let (sy, cy) = sin_cos(rad(deg[2]));
+    let (sp, cp) = sin_cos(rad(deg[1]));
+    let (sr, cr) = sin_cos(rad(deg[0]));
+    let mut m = [[0.0f32; 4]; 3];
+    m[0][0] = cp * cy;
+    m[1][0] = cp * sy;
+    m[2][0] = -sp;
+    m[0][1] = sr * sp * cy + cr * -sy;
+    m[1][1] = sr * sp * sy + cr * cy;
+    m[2][1] = sr * cp;
+    m[0][2] = cr * sp * cy + -sr * -sy;
+    m[1][2] = cr * sp * sy + -sr * cy;
+    m[2][2] = cr * cp;
+    m
+}
+
+fn sin_cos(a: f32) -> (f32, f32) {
+    let a = f64::from(a);
+    (a.sin() as f32, a.cos() as f32)
+}
+
+/// `R_ConcatTransforms(in1, in2)`: `in1 · in2`, sums left to right in float.
+pub fn concat(a: &Matrix, b: &Matrix) -> Matrix {
+    let mut out = [[0.0f32; 4]; 3];
+    for (i, row) in out.iter_mut().enumerate() {
+        for (j, o) in row.iter_mut().enumerate() {
+            let mut v = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
+            if j == 3 {
+                v += a[i][3];
+            }
+            *o = v;
+        }
+    }
+    out
+}
+
+/// `VectorTransform`: `DotProduct(v, row) + row[3]` per row, in float.
+pub fn transform(v: [f32; 3], m: &Matrix) -> [f32; 3] {
+    let row = |r: &[f32; 4]| v[0] * r[0] + v[1] * r[1] + v[2] * r[2] + r[3];
+    [row(&m[0]), row(&m[1]), row(&m[2])]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_wraps_into_half_open_range() {
+        assert_eq!(clip_angle(0.5), 0.5);
+        // π as a float is above π as a double, so it wraps to −π (in float).
+        let pi = std::f32::consts::PI;
+        assert!(f64::from(pi) > PI);
+        assert_eq!(clip_angle(pi), (f64::from(pi) - 2.0 * PI) as f32);
+        assert!(f64::from(clip_angle(pi)) >= -PI);
+        assert_eq!(clip_angle(-4.0), (-4.0f64 + 2.0 * PI) as f32);
+        assert_eq!(clip_angle(7.0), (7.0f64 - 2.0 * PI) as f32);
+    }
+
+    #[test]
+    fn angle_matrix_of_zero_is_identity() {
+        let m = angle_matrix([0.0; 3]);
+        assert_eq!(m[0][..3], [1.0, 0.0, 0.0]);
+        assert_eq!(m[1][..3], [0.0, 1.0, 0.0]);
+        assert_eq!(m[2][..3], [0.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn yaw_of_90_degrees_turns_x_into_y() {
+        let m = angle_matrix([0.0, 0.0, 90.0]);
+        let p = transform([1.0, 0.0, 0.0], &m);
+        assert!((p[0]).abs() < 1e-6 && (p[1] - 1.0).abs() < 1e-6 && p[2] == 0.0);
+    }
+}

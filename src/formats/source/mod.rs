@@ -1,0 +1,393 @@
+//! The Source back end, geometry side: MDL v48 + VVD v4 + VTX v7 (`.dx90`, `.dx80`, `.sw`)
+//! sharing one checksum (`../shared/spec/source-geometry.md`).
+//!
+//! Stages: [`prepare`] turns the IR [`Model`](crate::ir::model::Model) into a plan (bone table,
+//! textures, welded meshes per LOD, flags, hit boxes); [`strips`] cuts each mesh and LOD into
+//! VTX strip groups and strips within the bone limits, ordered by meshopt; [`write`] lays out
+//! the files; [`read`] reads them back for [`inspect`] and the tests.
+
+pub mod math;
+pub mod prepare;
+pub mod read;
+pub mod records;
+pub mod strips;
+pub mod write;
+
+use std::path::Path;
+
+use crate::diag::Diagnostic;
+
+/// Compiles a Source-target model into its files: (file name relative to the output folder,
+/// bytes), named `<modelname without .mdl>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`, `.sw.vtx`.
+pub fn compile(
+    model: &crate::ir::model::Model,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(String, Vec<u8>)>> {
+    let plan = prepare::prepare(model, diags)?;
+    let mut mdl = write::write_mdl(&plan);
+    let check = write::checksum(&mdl);
+    let len = mdl.len() as i32;
+    if let Some(f) = mdl.get_mut(8..12) {
+        f.copy_from_slice(&check.to_le_bytes());
+    }
+    if let Some(f) = mdl.get_mut(76..80) {
+        f.copy_from_slice(&len.to_le_bytes());
+    }
+    let stem = {
+        let n = plan.name.replace('\\', "/");
+        let n = n
+            .strip_suffix(".mdl")
+            .or_else(|| n.strip_suffix(".MDL"))
+            .unwrap_or(&n)
+            .to_string();
+        n
+    };
+    let mut out = vec![
+        (format!("{stem}.mdl"), mdl),
+        (format!("{stem}.vvd"), write::write_vvd(&plan, check)),
+    ];
+    for v in strips::Variant::ALL {
+        out.push((
+            format!("{stem}.{}", v.extension()),
+            write::write_vtx(&plan, v, check),
+        ));
+    }
+    Some(out)
+}
+
+/// Everything read from one model's files.
+pub struct Files {
+    pub mdl: read::Mdl,
+    pub vvd: Option<read::Vvd>,
+    pub vtx: Vec<(strips::Variant, read::Vtx)>,
+    pub raw_checksums: Vec<(String, i32)>,
+}
+
+/// Reads an MDL and whichever siblings exist.
+pub fn read_files(path: &Path, fs: &dyn crate::project::files::Fs) -> Result<Files, String> {
+    let bytes = fs
+        .read(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mdl = read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut raw_checksums = vec![("mdl".to_string(), mdl.hdr.checksum)];
+    let stem = path.with_extension("");
+    let sibling = |ext: &str| {
+        let mut s = stem.as_os_str().to_owned();
+        s.push(".");
+        s.push(ext);
+        std::path::PathBuf::from(s)
+    };
+    let vvd = match fs.read(&sibling("vvd")) {
+        Ok(b) => {
+            let v = read::read_vvd(&b).map_err(|e| format!("vvd: {e}"))?;
+            raw_checksums.push(("vvd".into(), v.hdr.checksum));
+            Some(v)
+        }
+        Err(_) => None,
+    };
+    let mut vtx = Vec::new();
+    for v in strips::Variant::ALL {
+        if let Ok(b) = fs.read(&sibling(v.extension())) {
+            let x = read::read_vtx(&b).map_err(|e| format!("{}: {e}", v.extension()))?;
+            raw_checksums.push((v.extension().into(), x.hdr.check_sum));
+            vtx.push((v, x));
+        }
+    }
+    Ok(Files {
+        mdl,
+        vvd,
+        vtx,
+        raw_checksums,
+    })
+}
+
+/// Checks the invariants the three files must keep between them; one line per problem.
+pub fn check(f: &Files) -> Vec<String> {
+    let mut p = Vec::new();
+    let m = &f.mdl;
+    if let Some((_, c0)) = f.raw_checksums.first() {
+        for (n, c) in &f.raw_checksums {
+            if c != c0 {
+                p.push(format!(
+                    "checksum of the {n} ({c}) differs from the MDL's ({c0})"
+                ));
+            }
+        }
+    }
+    if m.hdr.length as usize != m.file_len {
+        p.push(format!(
+            "MDL length field {} but the file has {} bytes",
+            m.hdr.length, m.file_len
+        ));
+    }
+    let parents: Vec<i32> = m.bones.iter().map(|b| b.rec.parent).collect();
+    for (i, &par) in parents.iter().enumerate() {
+        if par >= i as i32 {
+            p.push(format!("bone {i} has parent {par}, not an earlier bone"));
+        }
+    }
+    let Some(vvd) = &f.vvd else {
+        p.push("no .vvd beside the MDL".into());
+        return p;
+    };
+    let nl = vvd.hdr.num_lods.clamp(1, 8) as usize;
+    // vertex counts
+    let mut running = 0i32;
+    let mut total = 0usize;
+    for bp in &m.body_parts {
+        for md in &bp.models {
+            if md.rec.vertexindex != running * 48 || md.rec.tangentsindex != running * 16 {
+                p.push(format!(
+                    "model `{}` vertexindex {} / tangentsindex {} do not follow the previous models ({running} vertices)",
+                    md.rec.name.as_str(),
+                    md.rec.vertexindex,
+                    md.rec.tangentsindex
+                ));
+            }
+            let mut voff = 0;
+            for (k, me) in md.meshes.iter().enumerate() {
+                if me.rec.vertexoffset != voff {
+                    p.push(format!(
+                        "model `{}` mesh {k}: vertexoffset {} (expected {voff})",
+                        md.rec.name.as_str(),
+                        me.rec.vertexoffset
+                    ));
+                }
+                if me.rec.num_lod_vertexes[0] != me.rec.numvertices {
+                    p.push(format!(
+                        "model `{}` mesh {k}: numLODVertexes[0] {} ≠ numvertices {}",
+                        md.rec.name.as_str(),
+                        me.rec.num_lod_vertexes[0],
+                        me.rec.numvertices
+                    ));
+                }
+                voff += me.rec.numvertices;
+            }
+            if voff != md.rec.numvertices {
+                p.push(format!(
+                    "model `{}`: numvertices {} but its meshes have {voff}",
+                    md.rec.name.as_str(),
+                    md.rec.numvertices
+                ));
+            }
+            running += md.rec.numvertices;
+            total += md.rec.numvertices.max(0) as usize;
+        }
+    }
+    if total != vvd.vertices.len() {
+        p.push(format!(
+            "the MDL's models have {total} vertices, the VVD {}",
+            vvd.vertices.len()
+        ));
+    }
+    for (variant, vtx) in &f.vtx {
+        let ext = variant.extension();
+        if vtx.hdr.num_lods != vvd.hdr.num_lods {
+            p.push(format!(
+                "{ext}: {} LODs, the VVD {}",
+                vtx.hdr.num_lods, vvd.hdr.num_lods
+            ));
+        }
+        if vtx.body_parts.len() != m.body_parts.len() {
+            p.push(format!(
+                "{ext}: {} body parts, the MDL {}",
+                vtx.body_parts.len(),
+                m.body_parts.len()
+            ));
+            continue;
+        }
+        let limit = vtx.hdr.max_bones_per_strip as usize;
+        for (bi, (vbp, mbp)) in vtx.body_parts.iter().zip(&m.body_parts).enumerate() {
+            if vbp.len() != mbp.models.len() {
+                p.push(format!(
+                    "{ext}: body part {bi} has {} models, the MDL {}",
+                    vbp.len(),
+                    mbp.models.len()
+                ));
+                continue;
+            }
+            for (mi, (vm, mm)) in vbp.iter().zip(&mbp.models).enumerate() {
+                if vm.len() != nl {
+                    p.push(format!(
+                        "{ext}: body part {bi} model {mi} has {} LODs, expected {nl}",
+                        vm.len()
+                    ));
+                }
+                let base = (mm.rec.vertexindex / 48).max(0) as usize;
+                for (l, lod) in vm.iter().enumerate() {
+                    if lod.meshes.len() != mm.meshes.len() {
+                        p.push(format!(
+                            "{ext}: body part {bi} model {mi} LOD {l} has {} meshes, the MDL {}",
+                            lod.meshes.len(),
+                            mm.meshes.len()
+                        ));
+                        continue;
+                    }
+                    for (k, (vme, mme)) in lod.meshes.iter().zip(&mm.meshes).enumerate() {
+                        let lod_n = mme.rec.num_lod_vertexes[l.min(7)];
+                        for g in &vme.groups {
+                            for v in &g.verts {
+                                if v.orig_mesh_vert_id as i32 >= lod_n {
+                                    p.push(format!(
+                                        "{ext}: body part {bi} model {mi} LOD {l} mesh {k}: vertex {} is not among the mesh's {lod_n} LOD-{l} vertices",
+                                        v.orig_mesh_vert_id
+                                    ));
+                                    break;
+                                }
+                                let vi = base
+                                    + mme.rec.vertexoffset.max(0) as usize
+                                    + v.orig_mesh_vert_id as usize;
+                                if let Some(vx) = vvd.vertices.get(vi) {
+                                    for s in 0..(vx.numbones.min(3) as usize) {
+                                        let mut b = vx.bone[s] as i32;
+                                        while b >= 0 && (b as usize) < m.bones.len() {
+                                            if m.bones[b as usize].rec.flags & (0x400 << l) == 0 {
+                                                p.push(format!("bone `{}` lacks the LOD-{l} vertex flag (0x{:x}) although a vertex of {ext} LOD {l} depends on it", m.bones[b as usize].name, 0x400 << l));
+                                                b = -1;
+                                            } else {
+                                                b = parents[b as usize];
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                            for s in &g.strips {
+                                let mut bones: Vec<i8> = Vec::new();
+                                let i0 = s.rec.index_offset.max(0) as usize;
+                                let n = s.rec.num_indices.max(0) as usize;
+                                for &i in g.indices.iter().skip(i0).take(n) {
+                                    if let Some(v) = g.verts.get(i as usize) {
+                                        for k2 in 0..(v.num_bones.min(3) as usize) {
+                                            if !bones.contains(&v.bone_id[k2]) {
+                                                bones.push(v.bone_id[k2]);
+                                            }
+                                        }
+                                    } else {
+                                        p.push(format!("{ext}: an index ({i}) points past its strip group's vertices"));
+                                        break;
+                                    }
+                                }
+                                if bones.len() > limit || s.changes.len() > limit {
+                                    p.push(format!("{ext}: a strip uses {} bones, more than the limit of {limit}", bones.len().max(s.changes.len())));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    p.sort();
+    p.dedup();
+    p
+}
+
+/// Reads an MDL v48 (with its .vvd/.vtx siblings found through `fs`) for `mdlc inspect`: a
+/// readable dump and invariant problems.
+pub fn inspect(
+    path: &Path,
+    fs: &dyn crate::project::files::Fs,
+    json: bool,
+) -> Result<(String, Vec<String>), String> {
+    let f = read_files(path, fs)?;
+    let problems = check(&f);
+    let m = &f.mdl;
+    let text = if json {
+        let v = serde_json::json!({
+            "name": m.hdr.name.as_str(),
+            "checksum": m.hdr.checksum,
+            "flags": m.hdr.flags,
+            "bones": m.bones.iter().map(|b| serde_json::json!({
+                "name": b.name, "parent": b.rec.parent, "pos": b.rec.pos, "quat": b.rec.quat,
+                "flags": b.rec.flags})).collect::<Vec<_>>(),
+            "textures": m.textures,
+            "cdmaterials": m.cd_materials,
+            "skins": m.skins,
+            "body_parts": m.body_parts.iter().map(|bp| serde_json::json!({
+                "name": bp.name,
+                "models": bp.models.iter().map(|md| serde_json::json!({
+                    "name": md.rec.name.as_str(),
+                    "vertices": md.rec.numvertices,
+                    "meshes": md.meshes.iter().map(|me| serde_json::json!({
+                        "material": me.rec.material, "vertices": me.rec.numvertices,
+                        "lod_vertices": me.rec.num_lod_vertexes})).collect::<Vec<_>>()
+                })).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+            "attachments": m.attachments.iter().map(|a| serde_json::json!({"name": a.name, "bone": a.rec.localbone})).collect::<Vec<_>>(),
+            "hitbox_sets": m.hitbox_sets.iter().map(|s| serde_json::json!({"name": s.name,
+                "boxes": s.boxes.iter().map(|(_, b)| serde_json::json!({"bone": b.bone, "group": b.group, "min": b.bbmin, "max": b.bbmax})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+            "sequences": m.sequences,
+            "lods": f.vvd.as_ref().map(|v| v.hdr.num_lods),
+            "vvd_vertices": f.vvd.as_ref().map(|v| v.vertices.len()),
+            "problems": problems,
+        });
+        v.to_string()
+    } else {
+        let mut s = String::new();
+        use std::fmt::Write as _;
+        let _ = writeln!(
+            s,
+            "MDL v48 `{}`: checksum {}, flags 0x{:x}, {} bytes",
+            m.hdr.name.as_str(),
+            m.hdr.checksum,
+            m.hdr.flags,
+            m.file_len
+        );
+        let _ = writeln!(s, "bones ({}):", m.bones.len());
+        for (i, b) in m.bones.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  {i:3} {:<32} parent {:3} flags 0x{:08x} pos {:?}",
+                b.name, b.rec.parent, b.rec.flags, b.rec.pos
+            );
+        }
+        let _ = writeln!(s, "textures: {:?}", m.textures);
+        let _ = writeln!(s, "cdmaterials: {:?}", m.cd_materials);
+        let _ = writeln!(s, "skins: {:?}", m.skins);
+        for bp in &m.body_parts {
+            let _ = writeln!(s, "body part `{}`:", bp.name);
+            for md in &bp.models {
+                let _ = writeln!(
+                    s,
+                    "  model `{}`: {} vertices, {} meshes",
+                    md.rec.name.as_str(),
+                    md.rec.numvertices,
+                    md.meshes.len()
+                );
+                for me in &md.meshes {
+                    let _ = writeln!(
+                        s,
+                        "    mesh material {} vertices {} per LOD {:?}",
+                        me.rec.material, me.rec.numvertices, me.rec.num_lod_vertexes
+                    );
+                }
+            }
+        }
+        for a in &m.attachments {
+            let _ = writeln!(s, "attachment `{}` on bone {}", a.name, a.rec.localbone);
+        }
+        for hs in &m.hitbox_sets {
+            let _ = writeln!(s, "hitbox set `{}`: {} boxes", hs.name, hs.boxes.len());
+        }
+        let _ = writeln!(s, "sequences: {:?}", m.sequences);
+        if let Some(v) = &f.vvd {
+            let _ = writeln!(
+                s,
+                "VVD: {} LODs, {} vertices, {} fix-ups",
+                v.hdr.num_lods,
+                v.vertices.len(),
+                v.fixups.len()
+            );
+        }
+        for (v, x) in &f.vtx {
+            let _ = writeln!(
+                s,
+                "{}: {} body parts, max {} bones per strip",
+                v.extension(),
+                x.body_parts.len(),
+                x.hdr.max_bones_per_strip
+            );
+        }
+        s
+    };
+    Ok((text, problems))
+}

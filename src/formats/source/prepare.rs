@@ -1,0 +1,1111 @@
+//! From the engine-neutral [`Model`] to what the three Source files hold: the bone table
+//! (`$staticprop` collapses it into `static_prop`), textures and skins, one mesh per model and
+//! material with its welded vertex pool shared by every LOD, tangents, LOD groups, bone flags,
+//! attachments and hit boxes (`source-geometry.md` §5–§7).
+
+use std::collections::HashMap;
+
+use crate::diag::{Code, Diagnostic};
+use crate::ir::model::{BodyOption, MeshId, Model};
+use crate::ir::BoneId;
+
+use super::math::{self, Aabb, M34};
+
+/// Largest number of vertices one mesh may have (`origMeshVertID` is a u16).
+pub const MAX_MESH_VERTS: usize = 65_535;
+/// `MAXSTUDIOVERTS`: studiomdl refuses models with this many vertices or more.
+pub const MAX_MODEL_VERTS: usize = 65_536;
+pub const MAX_LODS: usize = 8;
+
+pub struct PBone {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub pos: [f32; 3],
+    pub quat: [f32; 4],
+    pub rot: [f32; 3],
+    pub pose_to_bone: M34,
+    /// Model-space bind pose.
+    pub world: M34,
+    pub flags: i32,
+}
+
+pub struct PVertex {
+    pub pos: [f32; 3],
+    pub normal: [f32; 3],
+    /// v already flipped.
+    pub uv: [f32; 2],
+    /// Output bone indices and weights, largest first, 1..=3 entries.
+    pub weights: Vec<(u8, f32)>,
+    pub tangent: [f32; 4],
+    /// Highest LOD that uses the vertex.
+    pub group: usize,
+}
+
+pub struct PMesh {
+    /// Skin-table column (texture index).
+    pub material: usize,
+    /// Final order: LOD group descending.
+    pub vertices: Vec<PVertex>,
+    /// Per LOD: triangles as mesh-local vertex indices (winding already reversed).
+    pub lod_tris: Vec<Vec<[u32; 3]>>,
+    pub num_lod_vertexes: [i32; 8],
+}
+
+pub struct PModel {
+    pub name: String,
+    pub meshes: Vec<PMesh>,
+}
+
+pub struct PBodyPart {
+    pub name: String,
+    pub models: Vec<PModel>,
+}
+
+pub struct PAttachment {
+    pub name: String,
+    pub bone: usize,
+    pub local: M34,
+}
+
+pub struct PHitbox {
+    pub bone: usize,
+    pub group: i32,
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub name: String,
+}
+
+pub struct PHitboxSet {
+    pub name: String,
+    pub boxes: Vec<PHitbox>,
+}
+
+pub struct PSequence {
+    pub name: String,
+    pub anim_name: String,
+    pub activity: String,
+    pub actweight: i32,
+    pub fps: f32,
+}
+
+/// Everything the writers need.
+pub struct Plan {
+    pub name: String,
+    pub static_prop: bool,
+    pub flags: i32,
+    pub bones: Vec<PBone>,
+    pub textures: Vec<String>,
+    pub cd_materials: Vec<String>,
+    pub skins: Vec<Vec<i16>>,
+    pub body_parts: Vec<PBodyPart>,
+    pub num_lods: usize,
+    /// switchPoint per LOD.
+    pub lod_switch: Vec<f32>,
+    pub attachments: Vec<PAttachment>,
+    pub hitbox_sets: Vec<PHitboxSet>,
+    pub sequences: Vec<PSequence>,
+    pub eye_position: [f32; 3],
+    pub illum_position: [f32; 3],
+    pub hull: ([f32; 3], [f32; 3]),
+    pub view_bb: ([f32; 3], [f32; 3]),
+    pub seq_box: ([f32; 3], [f32; 3]),
+    pub surface_prop: String,
+    pub contents: i32,
+    pub keyvalues: Option<String>,
+}
+
+/// One triangle corner after the weight cleanup, before welding.
+struct CornerIn {
+    pos: [f32; 3],
+    normal: [f32; 3],
+    uv: [f32; 2],
+    /// IR bones and weights (7.7 step 1), largest first.
+    weights: Vec<(BoneId, f32)>,
+}
+
+/// 7.7 step 1: sort descending (stable), drop trailing links under 0.05 while more than one
+/// remains, keep at most 3, rescale to 1 in float. Returns the weights and the largest weight
+/// dropped (0 when nothing was).
+fn balance(ws: &[crate::ir::Weight]) -> (Vec<(BoneId, f32)>, f32) {
+    let mut v: Vec<(BoneId, f32)> = Vec::with_capacity(ws.len());
+    for w in ws {
+        if let Some(e) = v.iter_mut().find(|e| e.0 == w.bone) {
+            e.1 += w.weight;
+        } else {
+            v.push((w.bone, w.weight));
+        }
+    }
+    // bubble sort, swapping only on `>`
+    let n = v.len();
+    for i in 0..n {
+        for j in 0..n.saturating_sub(1 + i) {
+            if v[j + 1].1 > v[j].1 {
+                v.swap(j, j + 1);
+            }
+        }
+    }
+    let mut dropped = 0.0f32;
+    while v.len() > 1 && (v.len() > 3 || v.last().is_some_and(|e| e.1 < 0.05)) {
+        if let Some(e) = v.pop() {
+            dropped = dropped.max(e.1);
+        }
+    }
+    let sum: f32 = v.iter().map(|e| e.1).sum();
+    if sum > 0.0 {
+        let t = (1.0f64 / sum as f64) as f32;
+        for e in &mut v {
+            e.1 *= t;
+        }
+    } else if !v.is_empty() {
+        let k = v.len() as f32;
+        for e in &mut v {
+            e.1 = 1.0 / k;
+        }
+    }
+    (v, dropped)
+}
+
+/// A material name without its extension (everything after the last `.`).
+pub fn texture_name(material: &str) -> String {
+    let base = material.rsplit(['/', '\\']).next().unwrap_or(material);
+    match base.rfind('.') {
+        Some(i) => material[..material.len() - (base.len() - i)].to_string(),
+        None => material.to_string(),
+    }
+}
+
+fn header_flag(name: &str) -> i32 {
+    match name {
+        "opaque" => 0x4,
+        "mostlyopaque" => 0x8,
+        "obsolete" => 0x200,
+        "noforcedfade" => 0x800,
+        "forcephonemecrossfade" => 0x1000,
+        "ambientboost" => 0x10000,
+        "donotcastshadows" => 0x20000,
+        "casttextureshadows" => 0x40000,
+        _ => 0,
+    }
+}
+
+fn contents_flag(name: &str) -> i32 {
+    match name.to_ascii_lowercase().as_str() {
+        "solid" => 0x1,
+        "window" => 0x2,
+        "grate" => 0x8,
+        "monster" => 0x0200_0000,
+        "ladder" => 0x2000_0000,
+        "debris" => 0x0400_0000,
+        _ => 0,
+    }
+}
+
+/// Builds the plan; `None` after an error diagnostic.
+pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
+    let static_prop = model.static_prop;
+    let nbones_ir = model.bones.len();
+
+    // --- LODs: which source mesh each body-part mesh uses at each LOD --------------------------
+    let mut lod_defs: Vec<&crate::ir::model::Lod> =
+        model.lods.iter().filter(|l| l.distance.is_some()).collect();
+    lod_defs.truncate(MAX_LODS - 1);
+    let shadow = model.lods.iter().find(|l| l.distance.is_none());
+    let mut lod_list: Vec<(&crate::ir::model::Lod, f32)> = lod_defs
+        .iter()
+        .map(|l| (*l, l.distance.as_ref().map(|d| d.value).unwrap_or(0.0)))
+        .collect();
+    if let Some(s) = shadow {
+        if lod_list.len() < MAX_LODS - 1 {
+            lod_list.push((s, -1.0));
+        }
+    }
+    let num_lods = 1 + lod_list.len();
+    let mut lod_switch = vec![0.0f32];
+    lod_switch.extend(lod_list.iter().map(|l| l.1));
+
+    // mesh used at each LOD, per body option mesh
+    let lod_source = |m: MeshId| -> Vec<Option<MeshId>> {
+        let mut out = vec![Some(m)];
+        let mut cur = Some(m);
+        for (l, _) in &lod_list {
+            if l.remove_models.iter().any(|r| r.0 == m) {
+                cur = None;
+            } else if let Some(r) = l.replace_models.iter().find(|r| r.0 == m) {
+                cur = Some(r.1);
+            }
+            out.push(cur);
+        }
+        out
+    };
+
+    // --- weights: cleanup per corner, one warning per file -----------------------------------
+    let mut corners: HashMap<MeshId, Vec<[CornerIn; 3]>> = HashMap::new();
+    let mut used_meshes: Vec<MeshId> = Vec::new();
+    for bp in &model.body_parts {
+        for o in &bp.options {
+            if let BodyOption::Mesh(m) = o {
+                for s in lod_source(*m).into_iter().flatten() {
+                    if !used_meshes.contains(&s) {
+                        used_meshes.push(s);
+                    }
+                }
+            }
+        }
+    }
+    for &mid in &used_meshes {
+        let Some(mm) = model.mesh(mid) else { continue };
+        let mut lost = 0usize;
+        let mut largest = 0.0f32;
+        let mut tris = Vec::with_capacity(mm.mesh.triangles.len());
+        for t in &mm.mesh.triangles {
+            let mut cs = t.corners.map(|c| {
+                let (w, d) = balance(mm.mesh.weights_of(&c));
+                if d > 0.0 {
+                    lost += 1;
+                    largest = largest.max(d);
+                }
+                let w = if w.is_empty() { vec![(c.bone, 1.0)] } else { w };
+                CornerIn {
+                    pos: c.pos,
+                    normal: c.normal,
+                    uv: [c.uv[0], 1.0 - c.uv[1]],
+                    weights: w,
+                }
+            });
+            if !mm.reverse {
+                cs.swap(1, 2);
+            }
+            tris.push(cs);
+        }
+        if lost > 0 && !static_prop {
+            diags.push(
+                Diagnostic::new(
+                    Code::SourceWeightsPruned,
+                    format!(
+                        "{lost} vertices of `{}` lose bone weights (Source keeps at most 3 links per vertex, none under 0.05)",
+                        mm.name
+                    ),
+                    mm.span,
+                    "in this mesh",
+                )
+                .with_note(format!(
+                    "the largest weight dropped is {largest:.3}; the remaining weights are rescaled to add up to 1"
+                )),
+            );
+        }
+        corners.insert(mid, tris);
+    }
+
+    // --- bones ---------------------------------------------------------------------------------
+    let mut ir_world: Vec<M34> = Vec::with_capacity(nbones_ir);
+    for b in &model.bones {
+        let local = math::from_euler(b.rest.rot, b.rest.pos);
+        let w = match b.rest_parent.and_then(|p| ir_world.get(p.index())) {
+            Some(pw) => math::mul(pw, &local),
+            None => local,
+        };
+        ir_world.push(w);
+    }
+    let mut keep = vec![false; nbones_ir];
+    let mark = |b: BoneId, keep: &mut Vec<bool>| {
+        let mut cur = Some(b);
+        while let Some(c) = cur {
+            if c.index() >= keep.len() || keep[c.index()] {
+                break;
+            }
+            keep[c.index()] = true;
+            cur = model.bones[c.index()].parent;
+        }
+    };
+    for tris in corners.values() {
+        for t in tris {
+            for c in t {
+                for w in &c.weights {
+                    mark(w.0, &mut keep);
+                }
+            }
+        }
+    }
+    for a in &model.attachments {
+        mark(a.bone, &mut keep);
+    }
+    for s in &model.hitbox_sets {
+        for h in &s.boxes {
+            mark(h.bone, &mut keep);
+        }
+    }
+    for (i, b) in model.bones.iter().enumerate() {
+        if b.defined {
+            mark(BoneId(i as u32), &mut keep);
+        }
+    }
+    for (b, _) in &model.bone_merge {
+        mark(*b, &mut keep);
+    }
+    if nbones_ir > 0 && !keep.iter().any(|&k| k) {
+        keep[0] = true;
+    }
+
+    let mut bones: Vec<PBone> = Vec::new();
+    let mut ir_to_out: Vec<Option<usize>> = vec![None; nbones_ir];
+    if static_prop || nbones_ir == 0 {
+        bones.push(PBone {
+            name: "static_prop".into(),
+            parent: None,
+            pos: [0.0; 3],
+            quat: [0.0, 0.0, 0.0, 1.0],
+            rot: [0.0; 3],
+            pose_to_bone: math::IDENTITY,
+            world: math::IDENTITY,
+            flags: 0,
+        });
+        for m in ir_to_out.iter_mut() {
+            *m = Some(0);
+        }
+        if !static_prop {
+            bones[0].name = "root".into();
+        }
+    } else {
+        for (i, b) in model.bones.iter().enumerate() {
+            if !keep[i] {
+                continue;
+            }
+            let mut p = b.parent;
+            while let Some(pp) = p {
+                if keep[pp.index()] {
+                    break;
+                }
+                p = model.bones[pp.index()].parent;
+            }
+            let parent = p.and_then(|p| ir_to_out[p.index()]);
+            let world = ir_world[i];
+            let (pos, rot) = if p == b.rest_parent {
+                (b.rest.pos, b.rest.rot)
+            } else {
+                let pw = parent.map(|p| bones[p].world).unwrap_or(math::IDENTITY);
+                let local = math::mul(&math::invert(&pw), &world);
+                (
+                    [local[0][3], local[1][3], local[2][3]],
+                    math::to_euler(&local),
+                )
+            };
+            ir_to_out[i] = Some(bones.len());
+            bones.push(PBone {
+                name: b.name.clone(),
+                parent,
+                pos,
+                quat: math::euler_quat(rot),
+                rot,
+                pose_to_bone: math::invert(&world),
+                world,
+                flags: 0,
+            });
+        }
+    }
+    if bones.len() > 128 {
+        let span = model.bones.first().map(|b| b.span);
+        if let Some(span) = span {
+            diags.push(
+                Diagnostic::new(
+                    Code::SourceTooManyBones,
+                    format!(
+                        "the model has {} bones; Source allows at most 128",
+                        bones.len()
+                    ),
+                    span,
+                    "in this skeleton",
+                )
+                .with_note("bones nothing references are already dropped; merge or remove bones"),
+            );
+        }
+        return None;
+    }
+    let out_bone = |b: BoneId| ir_to_out.get(b.index()).copied().flatten().unwrap_or(0);
+
+    // --- textures and skins ----------------------------------------------------------------------
+    let mut textures: Vec<String> = Vec::new();
+    let mut mat_tex: Vec<usize> = Vec::with_capacity(model.materials.len());
+    for m in &model.materials {
+        let t = texture_name(&m.name);
+        let i = match textures.iter().position(|x| x.eq_ignore_ascii_case(&t)) {
+            Some(i) => i,
+            None => {
+                textures.push(t);
+                textures.len() - 1
+            }
+        };
+        mat_tex.push(i);
+    }
+    if textures.is_empty() {
+        textures.push("default".into());
+    }
+    let mut skins: Vec<Vec<i16>> = Vec::new();
+    for fam in &model.skins.families {
+        let mut row: Vec<i16> = (0..textures.len() as i16).collect();
+        for (r, m) in fam.iter().enumerate() {
+            if let (Some(&col), Some(&tex)) = (mat_tex.get(r), mat_tex.get(m.index())) {
+                if r < model.skins.num_ref {
+                    row[col] = tex as i16;
+                }
+            }
+        }
+        skins.push(row);
+    }
+    if skins.is_empty() {
+        skins.push((0..textures.len() as i16).collect());
+    }
+
+    // --- body parts, models, meshes ----------------------------------------------------------------
+    let cos2 = (2.0f32).to_radians().cos();
+    let mut body_parts = Vec::new();
+    for bp in &model.body_parts {
+        let mut models = Vec::new();
+        for o in &bp.options {
+            let BodyOption::Mesh(m) = o else {
+                models.push(PModel {
+                    name: String::new(),
+                    meshes: Vec::new(),
+                });
+                continue;
+            };
+            let Some(mm) = model.mesh(*m) else { continue };
+            let sources = lod_source(*m);
+            // material → list of mesh chunks
+            let mut meshes: Vec<(usize, MeshBuild)> = Vec::new();
+            for (lod, src) in sources.iter().enumerate() {
+                let Some(src) = src else { continue };
+                let (Some(smesh), Some(tris)) = (model.mesh(*src), corners.get(src)) else {
+                    continue;
+                };
+                for (t, tri) in smesh.mesh.triangles.iter().zip(tris) {
+                    let Some(mat) = smesh.material_of(t) else {
+                        continue;
+                    };
+                    let tex = mat_tex.get(mat.index()).copied().unwrap_or(0);
+                    let idx = match meshes.iter().rposition(|m| m.0 == tex) {
+                        Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
+                        _ => {
+                            meshes.push((tex, MeshBuild::new(num_lods)));
+                            meshes.len() - 1
+                        }
+                    };
+                    let mb = &mut meshes[idx].1;
+                    let mut ids = [0u32; 3];
+                    for (k, c) in tri.iter().enumerate() {
+                        let (pos, normal) = if static_prop {
+                            (math::rot_z90(c.pos), math::rot_z90(c.normal))
+                        } else {
+                            (c.pos, c.normal)
+                        };
+                        let nl = math::dot(normal, normal).sqrt();
+                        let normal = if nl > 0.0 {
+                            math::scale(normal, 1.0 / nl)
+                        } else {
+                            normal
+                        };
+                        ids[k] = mb.vertex(pos, normal, c.uv, &c.weights, lod, cos2);
+                    }
+                    if ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
+                        continue;
+                    }
+                    if mb.seen[lod].insert(ids) {
+                        mb.tris[lod].push(ids);
+                    }
+                }
+            }
+            meshes.sort_by_key(|m| m.0);
+            let mut out_meshes = Vec::new();
+            for (tex, mb) in meshes {
+                out_meshes.push(mb.finish(tex, num_lods, static_prop, &out_bone));
+            }
+            let total: usize = out_meshes.iter().map(|m: &PMesh| m.vertices.len()).sum();
+            if total >= MAX_MODEL_VERTS {
+                diags.push(
+                    Diagnostic::new(
+                        Code::SourceModelTooManyVertices,
+                        format!(
+                            "model `{}` has {total} vertices; Valve's tools allow fewer than 65536 per model",
+                            mm.name
+                        ),
+                        mm.span,
+                        "this mesh",
+                    )
+                    .with_note("its meshes were split to fit the VTX's 16-bit vertex numbers, but the engine may refuse the model; split the mesh into several body parts"),
+                );
+            }
+            // Valve stores the file reference as written in the QC, without folders
+            let written = mm.written.rsplit(['/', '\\']).next().unwrap_or(&mm.written);
+            let name = if written.is_empty() {
+                mm.name.clone()
+            } else {
+                written.to_string()
+            };
+            models.push(PModel {
+                name,
+                meshes: out_meshes,
+            });
+        }
+        body_parts.push(PBodyPart {
+            name: bp.name.value.clone(),
+            models,
+        });
+    }
+
+    // --- bone flags from vertices per LOD ------------------------------------------------------------
+    let parents: Vec<Option<usize>> = bones.iter().map(|b| b.parent).collect();
+    let mut flags = vec![0i32; bones.len()];
+    let set = |flags: &mut Vec<i32>, b: usize, bit: i32| {
+        let mut cur = Some(b);
+        while let Some(c) = cur {
+            if c >= flags.len() {
+                break;
+            }
+            flags[c] |= bit;
+            cur = parents[c];
+        }
+    };
+    for bp in &body_parts {
+        for m in &bp.models {
+            for mesh in &m.meshes {
+                for (lod, tris) in mesh.lod_tris.iter().enumerate() {
+                    for t in tris {
+                        for &v in t {
+                            if let Some(vx) = mesh.vertices.get(v as usize) {
+                                for w in &vx.weights {
+                                    set(&mut flags, w.0 as usize, 0x400 << lod);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // --- attachments -----------------------------------------------------------------------------------
+    let mut attachments = Vec::new();
+    for a in &model.attachments {
+        let bone = out_bone(a.bone);
+        let mut local = math::IDENTITY;
+        if let Some(r) = a.rotate_deg {
+            // QAngle (pitch, yaw, roll) → Euler (roll, pitch, yaw)
+            local = math::from_euler(
+                [r[2].to_radians(), r[0].to_radians(), r[1].to_radians()],
+                [0.0; 3],
+            );
+        }
+        if let Some(xz) = a.x_and_z_axes {
+            let x = [xz[0], xz[1], xz[2]];
+            let z = [xz[3], xz[4], xz[5]];
+            let y = math::cross(z, x);
+            for r in 0..3 {
+                local[r][0] = x[r];
+                local[r][1] = y[r];
+                local[r][2] = z[r];
+            }
+        }
+        local[0][3] = a.position[0];
+        local[1][3] = a.position[1];
+        local[2][3] = a.position[2];
+        if static_prop {
+            let world = math::mul(&ir_world[a.bone.index()], &local);
+            let rz = math::from_euler([0.0, 0.0, std::f32::consts::FRAC_PI_2], [0.0; 3]);
+            local = math::mul(&rz, &world);
+        }
+        set(&mut flags, bone, 0x200);
+        attachments.push(PAttachment {
+            name: a.name.value.clone(),
+            bone,
+            local,
+        });
+    }
+
+    // --- hit boxes -----------------------------------------------------------------------------------------
+    let mut hitbox_sets = Vec::new();
+    let auto = model.hitbox_sets.is_empty();
+    if auto {
+        let skip = model
+            .header_flags
+            .iter()
+            .any(|f| f.value == "skipboneinbbox");
+        let mut boxes: Vec<Aabb> = vec![Aabb::EMPTY; bones.len()];
+        if !skip {
+            for b in boxes.iter_mut() {
+                b.add([0.0; 3]);
+            }
+        }
+        for bp in &body_parts {
+            for m in &bp.models {
+                for mesh in &m.meshes {
+                    for v in &mesh.vertices {
+                        for w in &v.weights {
+                            let b = w.0 as usize;
+                            if let Some(bx) = boxes.get_mut(b) {
+                                bx.add(math::apply(&bones[b].pose_to_bone, v.pos));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for b in (0..bones.len()).rev() {
+            if let Some(p) = bones[b].parent {
+                let pos = bones[b].pos;
+                boxes[p].add(pos);
+            }
+        }
+        let mut out = Vec::new();
+        for (b, bx) in boxes.iter().enumerate() {
+            if bx.is_empty() {
+                continue;
+            }
+            if (0..3).all(|a| bx.max[a] - bx.min[a] > 1.0) {
+                let mut group = 0;
+                let mut cur = Some(b);
+                'g: while let Some(c) = cur {
+                    for (g, hb, _) in &model.hit_groups {
+                        if ir_to_out.get(hb.index()).copied().flatten() == Some(c) {
+                            group = *g;
+                            break 'g;
+                        }
+                    }
+                    cur = bones[c].parent;
+                }
+                out.push(PHitbox {
+                    bone: b,
+                    group,
+                    min: bx.min,
+                    max: bx.max,
+                    name: String::new(),
+                });
+            }
+        }
+        hitbox_sets.push(PHitboxSet {
+            name: "default".into(),
+            boxes: out,
+        });
+    } else {
+        for s in &model.hitbox_sets {
+            let boxes = s
+                .boxes
+                .iter()
+                .map(|h| PHitbox {
+                    bone: out_bone(h.bone),
+                    group: h.group,
+                    min: h.min,
+                    max: h.max,
+                    name: h.name.as_ref().map(|n| n.value.clone()).unwrap_or_default(),
+                })
+                .collect();
+            hitbox_sets.push(PHitboxSet {
+                name: s.name.value.clone(),
+                boxes,
+            });
+        }
+    }
+    for s in &hitbox_sets {
+        for h in &s.boxes {
+            set(&mut flags, h.bone, 0x100);
+        }
+    }
+    for (b, _) in &model.bone_merge {
+        set(&mut flags, out_bone(*b), 0x40000);
+    }
+    for (b, f) in bones.iter_mut().zip(flags) {
+        b.flags = f;
+    }
+
+    // --- boxes -------------------------------------------------------------------------------------------------
+    let rz = if static_prop {
+        math::IDENTITY
+    } else {
+        math::from_euler([0.0, 0.0, std::f32::consts::FRAC_PI_2], [0.0; 3])
+    };
+    let mut seq = Aabb::EMPTY;
+    for bp in &body_parts {
+        for m in &bp.models {
+            for mesh in &m.meshes {
+                for v in &mesh.vertices {
+                    seq.add(math::apply(&rz, v.pos));
+                }
+            }
+        }
+    }
+    for s in hitbox_sets.iter().take(1) {
+        for h in &s.boxes {
+            let hb = Aabb {
+                min: h.min,
+                max: h.max,
+            };
+            let w = math::mul(&rz, &bones[h.bone].world);
+            for c in hb.corners() {
+                seq.add(math::apply(&w, c));
+            }
+        }
+    }
+    let illum_default = {
+        let (a, b) = seq.or_zero();
+        [
+            (a[0] + b[0]) * 0.5,
+            (a[1] + b[1]) * 0.5,
+            (a[2] + b[2]) * 0.5,
+        ]
+    };
+    if let (Some(c), None) = (&model.collision, &model.bbox) {
+        let mut cb = Aabb::EMPTY;
+        for t in &c.mesh.triangles {
+            for k in &t.corners {
+                let p = if static_prop {
+                    math::rot_z90(k.pos)
+                } else {
+                    math::apply(&rz, k.pos)
+                };
+                cb.add(p);
+            }
+        }
+        if !cb.is_empty() {
+            cb.add(math::sub(cb.min, [0.25; 3]));
+            cb.add(math::add(cb.max, [0.25; 3]));
+            seq.union(&cb);
+        }
+    }
+    let seq_box = seq.or_zero();
+    let hull = match &model.bbox {
+        Some(b) => (b.value[0], b.value[1]),
+        None => seq_box,
+    };
+    let view_bb = match &model.cbox {
+        Some(b) => (b.value[0], b.value[1]),
+        None => ([0.0; 3], [0.0; 3]),
+    };
+    let swap = |p: [f32; 3]| [-p[1], p[0], p[2]];
+
+    // --- sequences (one frame each) ----------------------------------------------------------------------
+    let mut sequences = Vec::new();
+    for s in &model.sequences {
+        let anim = s.animations.first().and_then(|a| model.animation(*a));
+        sequences.push(PSequence {
+            name: s.name.value.clone(),
+            anim_name: anim
+                .map(|a| a.name.value.clone())
+                .unwrap_or_else(|| format!("@{}", s.name.value)),
+            activity: s
+                .activity
+                .as_ref()
+                .map(|a| a.name.value.clone())
+                .unwrap_or_default(),
+            actweight: s.activity.as_ref().map(|a| a.weight).unwrap_or(0),
+            fps: anim.map(|a| a.fps).unwrap_or(30.0),
+        });
+    }
+    if sequences.is_empty() {
+        sequences.push(PSequence {
+            name: "idle".into(),
+            anim_name: "@idle".into(),
+            activity: String::new(),
+            actweight: 0,
+            fps: 30.0,
+        });
+    }
+
+    let mut flags = 0i32;
+    if auto {
+        flags |= 0x1;
+    }
+    if static_prop {
+        flags |= 0x10;
+    }
+    if shadow.is_some() {
+        flags |= 0x40;
+    }
+    for f in &model.header_flags {
+        flags |= header_flag(&f.value);
+    }
+    let contents = if model.contents.is_empty() {
+        1
+    } else {
+        model
+            .contents
+            .iter()
+            .fold(0, |a, c| a | contents_flag(&c.value))
+    };
+    let mut name = model
+        .name
+        .as_ref()
+        .map(|n| n.value.clone())
+        .unwrap_or_else(|| "model.mdl".into());
+    if !name.to_ascii_lowercase().ends_with(".mdl") {
+        name.push_str(".mdl");
+    }
+    let cd_materials = model
+        .material_dirs
+        .iter()
+        .map(|d| {
+            let mut s = d.value.replace('/', "\\");
+            if !s.ends_with('\\') {
+                s.push('\\');
+            }
+            s
+        })
+        .collect();
+    let keyvalues = model.keyvalues.as_ref().map(|k| {
+        let t = k.value.trim();
+        let inner = t
+            .strip_prefix('{')
+            .and_then(|t| t.strip_suffix('}'))
+            .unwrap_or(t);
+        format!("mdlkeyvalue\n{{\n{}\n}}\n", inner.trim())
+    });
+    Some(Plan {
+        name,
+        static_prop,
+        flags,
+        bones,
+        textures,
+        cd_materials,
+        skins,
+        body_parts,
+        num_lods,
+        lod_switch,
+        attachments,
+        hitbox_sets,
+        sequences,
+        eye_position: model
+            .eye_position
+            .as_ref()
+            .map(|e| swap(e.value))
+            .unwrap_or([0.0; 3]),
+        illum_position: model
+            .illum_position
+            .as_ref()
+            .map(|e| swap(e.value))
+            .unwrap_or(illum_default),
+        hull,
+        view_bb,
+        seq_box,
+        surface_prop: model
+            .surface_prop
+            .as_ref()
+            .map(|s| s.value.clone())
+            .unwrap_or_else(|| "default".into()),
+        contents,
+        keyvalues,
+    })
+}
+
+/// Weld key: exact position and uv bits, and the links.
+#[derive(Hash, PartialEq, Eq)]
+struct Key {
+    pos: [u32; 3],
+    uv: [u32; 2],
+    weights: Vec<(u32, u32)>,
+}
+
+fn bits(f: f32) -> u32 {
+    if f == 0.0 {
+        0
+    } else {
+        f.to_bits()
+    }
+}
+
+struct RawVertex {
+    pos: [f32; 3],
+    normal: [f32; 3],
+    uv: [f32; 2],
+    weights: Vec<(BoneId, f32)>,
+    lod_mask: u32,
+}
+
+struct MeshBuild {
+    verts: Vec<RawVertex>,
+    index: HashMap<Key, Vec<u32>>,
+    tris: Vec<Vec<[u32; 3]>>,
+    seen: Vec<std::collections::HashSet<[u32; 3]>>,
+}
+
+impl MeshBuild {
+    fn new(num_lods: usize) -> Self {
+        MeshBuild {
+            verts: Vec::new(),
+            index: HashMap::new(),
+            tris: vec![Vec::new(); num_lods],
+            seen: vec![Default::default(); num_lods],
+        }
+    }
+
+    fn vertex(
+        &mut self,
+        pos: [f32; 3],
+        normal: [f32; 3],
+        uv: [f32; 2],
+        weights: &[(BoneId, f32)],
+        lod: usize,
+        cos2: f32,
+    ) -> u32 {
+        let key = Key {
+            pos: pos.map(bits),
+            uv: uv.map(bits),
+            weights: weights.iter().map(|w| (w.0 .0, w.1.to_bits())).collect(),
+        };
+        let zero = math::dot(normal, normal) == 0.0;
+        let list = self.index.entry(key).or_default();
+        if !zero {
+            for &i in list.iter() {
+                let v = &mut self.verts[i as usize];
+                if math::dot(v.normal, v.normal) > 0.0 && math::dot(v.normal, normal) > cos2 {
+                    v.lod_mask |= 1 << lod;
+                    return i;
+                }
+            }
+        }
+        let i = self.verts.len() as u32;
+        list.push(i);
+        self.verts.push(RawVertex {
+            pos,
+            normal,
+            uv,
+            weights: weights.to_vec(),
+            lod_mask: 1 << lod,
+        });
+        i
+    }
+
+    fn finish(
+        self,
+        tex: usize,
+        num_lods: usize,
+        static_prop: bool,
+        out_bone: &dyn Fn(BoneId) -> usize,
+    ) -> PMesh {
+        // tangents: from the triangles of the lowest LOD that uses each vertex
+        let n = self.verts.len();
+        let mut lowest = vec![usize::MAX; n];
+        for (i, v) in self.verts.iter().enumerate() {
+            lowest[i] = v.lod_mask.trailing_zeros() as usize;
+        }
+        let mut s_sum = vec![[0.0f32; 3]; n];
+        let mut t_sum = vec![[0.0f32; 3]; n];
+        for (lod, tris) in self.tris.iter().enumerate() {
+            for t in tris {
+                let p = t.map(|i| self.verts[i as usize].pos);
+                let uv = t.map(|i| self.verts[i as usize].uv);
+                let mut s = [0.0f32; 3];
+                let mut tt = [0.0f32; 3];
+                for a in 0..3 {
+                    let e1 = [p[1][a] - p[0][a], uv[1][0] - uv[0][0], uv[1][1] - uv[0][1]];
+                    let e2 = [p[2][a] - p[0][a], uv[2][0] - uv[0][0], uv[2][1] - uv[0][1]];
+                    let c = math::cross(e1, e2);
+                    if c[0].abs() > 1e-12 {
+                        s[a] = -c[1] / c[0];
+                        tt[a] = -c[2] / c[0];
+                    }
+                }
+                let s = math::normalize(s);
+                let tt = math::normalize(tt);
+                for &i in t {
+                    if lowest[i as usize] == lod {
+                        s_sum[i as usize] = math::add(s_sum[i as usize], s);
+                        t_sum[i as usize] = math::add(t_sum[i as usize], tt);
+                    }
+                }
+            }
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        let group = |v: &RawVertex| 31 - v.lod_mask.leading_zeros() as usize;
+        order.sort_by_key(|&i| std::cmp::Reverse(group(&self.verts[i])));
+        let mut new_of = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old] = new as u32;
+        }
+        let mut vertices = Vec::with_capacity(n);
+        for &i in &order {
+            let v = &self.verts[i];
+            let nrm = v.normal;
+            let s = s_sum[i];
+            let t = t_sum[i];
+            let left = math::dot(math::cross(s, t), nrm) < 0.0;
+            let mut sp = math::normalize(math::sub(s, math::scale(nrm, math::dot(nrm, s))));
+            let w = if left { -1.0 } else { 1.0 };
+            if math::dot(sp, sp) < 0.5 && math::dot(nrm, nrm) > 0.0 {
+                // degenerate uv: any unit vector perpendicular to the normal
+                let a = if nrm[0].abs() < 0.9 {
+                    [1.0, 0.0, 0.0]
+                } else {
+                    [0.0, 1.0, 0.0]
+                };
+                sp = math::normalize(math::cross(math::cross(nrm, a), nrm));
+                if math::dot(sp, a) < 0.0 {
+                    sp = math::scale(sp, -1.0);
+                }
+            }
+            let mut weights: Vec<(u8, f32)> = Vec::new();
+            if static_prop {
+                weights.push((0, 1.0));
+            } else {
+                for &(b, wt) in &v.weights {
+                    let ob = out_bone(b) as u8;
+                    if let Some(e) = weights.iter_mut().find(|e| e.0 == ob) {
+                        e.1 += wt;
+                    } else {
+                        weights.push((ob, wt));
+                    }
+                }
+            }
+            vertices.push(PVertex {
+                pos: v.pos,
+                normal: nrm,
+                uv: v.uv,
+                weights,
+                tangent: [sp[0], sp[1], sp[2], w],
+                group: group(v),
+            });
+        }
+        let lod_tris: Vec<Vec<[u32; 3]>> = self
+            .tris
+            .iter()
+            .map(|ts| ts.iter().map(|t| t.map(|i| new_of[i as usize])).collect())
+            .collect();
+        let mut num_lod_vertexes = [0i32; 8];
+        for (l, slot) in num_lod_vertexes.iter_mut().enumerate() {
+            let l = l.min(num_lods - 1);
+            *slot = vertices.iter().filter(|v| v.group >= l).count() as i32;
+        }
+        PMesh {
+            material: tex,
+            vertices,
+            lod_tris,
+            num_lod_vertexes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Weight;
+
+    #[test]
+    fn balance_keeps_three_largest_and_rescales() {
+        let ws: Vec<Weight> = [(0, 0.4), (1, 0.3), (2, 0.2), (3, 0.1)]
+            .iter()
+            .map(|&(b, w)| Weight {
+                bone: BoneId(b),
+                weight: w,
+            })
+            .collect();
+        let (v, dropped) = balance(&ws);
+        assert_eq!(v.len(), 3);
+        assert_eq!(dropped, 0.1);
+        let s: f32 = v.iter().map(|e| e.1).sum();
+        assert!((s - 1.0).abs() < 1e-6);
+        assert_eq!(v[0].0, BoneId(0));
+    }
+
+    #[test]
+    fn texture_names_lose_everything_after_the_last_dot() {
+        assert_eq!(texture_name("combine_lock01.001"), "combine_lock01");
+        assert_eq!(texture_name("a.bmp"), "a");
+        assert_eq!(texture_name("dir.x/tex"), "dir.x/tex");
+    }
+}

@@ -1,0 +1,319 @@
+//! VTX strip groups and strips for one mesh and LOD (`source-geometry.md` §8.3–§8.4): triangle
+//! lists cut so no strip needs more bones than the variant's palette holds, no strip group more
+//! than 32,767 vertices or indices, each strip's triangles reordered by meshopt's vertex-cache
+//! optimiser and its vertices stored in first-use order (vertex-fetch order).
+
+use super::prepare::PVertex;
+use super::records::{VtxBoneStateChange, VtxStrip, VtxStripGroup, VtxVertex};
+
+/// studiomdl's signed-16-bit limit on strip-group vertices and indices.
+pub const MAX_GROUP: usize = 32_767;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    Dx90,
+    Dx80,
+    Sw,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 3] = [Variant::Dx90, Variant::Dx80, Variant::Sw];
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Variant::Dx90 => "dx90.vtx",
+            Variant::Dx80 => "dx80.vtx",
+            Variant::Sw => "sw.vtx",
+        }
+    }
+
+    pub fn max_bones_per_strip(self) -> usize {
+        match self {
+            Variant::Dx90 => 53,
+            Variant::Dx80 => 16,
+            Variant::Sw => 512,
+        }
+    }
+
+    pub fn vert_cache_size(self) -> i32 {
+        match self {
+            Variant::Sw => 512,
+            _ => 24,
+        }
+    }
+}
+
+/// A built strip group, with its records' counts filled and offsets relative to the group's
+/// own arrays (the writer turns them into byte offsets).
+pub struct Group {
+    pub flags: u8,
+    pub verts: Vec<VtxVertex>,
+    pub indices: Vec<u16>,
+    pub strips: Vec<(VtxStrip, Vec<VtxBoneStateChange>)>,
+}
+
+impl Group {
+    pub fn header(&self) -> VtxStripGroup {
+        VtxStripGroup {
+            num_verts: self.verts.len() as i32,
+            num_indices: self.indices.len() as i32,
+            num_strips: self.strips.len() as i32,
+            flags: self.flags,
+            ..Default::default()
+        }
+    }
+}
+
+fn bones_of(verts: &[PVertex], t: &[u32; 3]) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::new();
+    for &v in t {
+        if let Some(v) = verts.get(v as usize) {
+            for w in &v.weights {
+                if !out.contains(&w.0) {
+                    out.push(w.0);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Splits the triangles into strips whose bone sets fit `limit`: a triangle that needs more new
+/// bones than the palette has free slots waits for the next strip (palettes never carry over).
+fn partition_by_bones(
+    verts: &[PVertex],
+    tris: &[[u32; 3]],
+    limit: usize,
+) -> Vec<(Vec<u8>, Vec<[u32; 3]>)> {
+    let mut out = Vec::new();
+    let mut todo: Vec<[u32; 3]> = tris.to_vec();
+    while !todo.is_empty() {
+        let mut palette: Vec<u8> = Vec::new();
+        let mut taken = Vec::new();
+        let mut rest = Vec::new();
+        for t in todo {
+            let b = bones_of(verts, &t);
+            let new = b.iter().filter(|x| !palette.contains(x)).count();
+            if palette.len() + new <= limit || taken.is_empty() {
+                for x in b {
+                    if !palette.contains(&x) {
+                        palette.push(x);
+                    }
+                }
+                taken.push(t);
+            } else {
+                rest.push(t);
+            }
+        }
+        out.push((palette, taken));
+        todo = rest;
+    }
+    out
+}
+
+/// Cuts a triangle list so each piece has at most `MAX_GROUP` distinct vertices and indices.
+fn chunk(tris: Vec<[u32; 3]>) -> Vec<Vec<[u32; 3]>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<[u32; 3]> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for t in tris {
+        let new = t.iter().filter(|v| !seen.contains(*v)).count();
+        if (cur.len() + 1) * 3 > MAX_GROUP || seen.len() + new > MAX_GROUP {
+            out.push(std::mem::take(&mut cur));
+            seen.clear();
+        }
+        for v in t {
+            seen.insert(v);
+        }
+        cur.push(t);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Builds the strip groups of one mesh at one LOD.
+pub fn build(
+    verts: &[PVertex],
+    tris: &[[u32; 3]],
+    variant: Variant,
+    static_prop: bool,
+) -> Vec<Group> {
+    if tris.is_empty() {
+        return Vec::new();
+    }
+    let software = variant == Variant::Sw && !static_prop;
+    let limit = if software {
+        usize::MAX
+    } else {
+        variant.max_bones_per_strip()
+    };
+    let flags = if software { 0x00 } else { 0x02 };
+    let mut pieces: Vec<(Vec<u8>, Vec<[u32; 3]>)> = Vec::new();
+    for (palette, ts) in partition_by_bones(verts, tris, limit) {
+        for c in chunk(ts) {
+            // the palette of a chunk: only the bones its triangles use, in palette order
+            let used: Vec<u8> = {
+                let mut u = Vec::new();
+                for t in &c {
+                    for b in bones_of(verts, t) {
+                        if !u.contains(&b) {
+                            u.push(b);
+                        }
+                    }
+                }
+                palette.iter().copied().filter(|b| u.contains(b)).collect()
+            };
+            pieces.push((used, c));
+        }
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    for (palette, ts) in pieces {
+        // local numbering, meshopt vertex-cache order, then first-use vertex order
+        let mut local_of = std::collections::HashMap::new();
+        let mut globals: Vec<u32> = Vec::new();
+        let mut local_idx: Vec<u32> = Vec::with_capacity(ts.len() * 3);
+        for t in &ts {
+            for &v in t {
+                let l = *local_of.entry(v).or_insert_with(|| {
+                    globals.push(v);
+                    (globals.len() - 1) as u32
+                });
+                local_idx.push(l);
+            }
+        }
+        let optimized = meshopt::optimize_vertex_cache(&local_idx, globals.len());
+        let mut fetch = vec![u32::MAX; globals.len()];
+        let mut order: Vec<u32> = Vec::with_capacity(globals.len());
+        let mut idx: Vec<u32> = Vec::with_capacity(optimized.len());
+        for &l in &optimized {
+            let f = &mut fetch[l as usize];
+            if *f == u32::MAX {
+                *f = order.len() as u32;
+                order.push(globals[l as usize]);
+            }
+            idx.push(*f);
+        }
+        let need_new = match groups.last() {
+            Some(g) => {
+                g.flags != flags
+                    || g.verts.len() + order.len() > MAX_GROUP
+                    || g.indices.len() + idx.len() > MAX_GROUP
+            }
+            None => true,
+        };
+        if need_new {
+            groups.push(Group {
+                flags,
+                verts: Vec::new(),
+                indices: Vec::new(),
+                strips: Vec::new(),
+            });
+        }
+        let Some(g) = groups.last_mut() else { continue };
+        let vert_offset = g.verts.len();
+        let index_offset = g.indices.len();
+        let mut max_bones = 0u8;
+        for &v in &order {
+            let Some(pv) = verts.get(v as usize) else {
+                continue;
+            };
+            let mut bone_id = if software { [-1i8; 3] } else { [0i8; 3] };
+            let nb = if static_prop {
+                0
+            } else {
+                pv.weights.len().min(3) as u8
+            };
+            if !static_prop {
+                for (k, w) in pv.weights.iter().take(3).enumerate() {
+                    bone_id[k] = if software {
+                        w.0 as i8
+                    } else {
+                        palette.iter().position(|&b| b == w.0).unwrap_or(0) as i8
+                    };
+                }
+            }
+            max_bones = max_bones.max(nb);
+            g.verts.push(VtxVertex {
+                bone_weight_index: [0, 1, 2],
+                num_bones: nb,
+                orig_mesh_vert_id: v as u16,
+                bone_id,
+            });
+        }
+        for i in idx {
+            g.indices.push((vert_offset as u32 + i) as u16);
+        }
+        let changes: Vec<VtxBoneStateChange> = if software {
+            Vec::new()
+        } else if static_prop {
+            vec![VtxBoneStateChange {
+                hardware_id: 0,
+                new_bone_id: 0,
+            }]
+        } else {
+            palette
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| VtxBoneStateChange {
+                    hardware_id: i as i32,
+                    new_bone_id: b as i32,
+                })
+                .collect()
+        };
+        let strip = VtxStrip {
+            num_indices: (g.indices.len() - index_offset) as i32,
+            index_offset: index_offset as i32,
+            num_verts: order.len() as i32,
+            vert_offset: vert_offset as i32,
+            num_bones: max_bones as i16,
+            flags: 0x01,
+            num_bone_state_changes: if static_prop { 0 } else { changes.len() as i32 },
+            bone_state_change_offset: 0,
+        };
+        g.strips.push((strip, changes));
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vert(bones: &[u8]) -> PVertex {
+        PVertex {
+            pos: [0.0; 3],
+            normal: [0.0, 0.0, 1.0],
+            uv: [0.0; 2],
+            weights: bones
+                .iter()
+                .map(|&b| (b, 1.0 / bones.len() as f32))
+                .collect(),
+            tangent: [1.0, 0.0, 0.0, -1.0],
+            group: 0,
+        }
+    }
+
+    #[test]
+    fn strips_respect_the_bone_limit_and_keep_every_triangle() {
+        // 60 bones, each triangle on 3 of them
+        let verts: Vec<PVertex> = (0..180).map(|i| vert(&[(i / 3) as u8 % 60])).collect();
+        let tris: Vec<[u32; 3]> = (0..60).map(|t| [t * 3, t * 3 + 1, t * 3 + 2]).collect();
+        for v in [Variant::Dx90, Variant::Dx80] {
+            let groups = build(&verts, &tris, v, false);
+            let mut n = 0;
+            for g in &groups {
+                for (s, changes) in &g.strips {
+                    assert!(changes.len() <= v.max_bones_per_strip());
+                    n += s.num_indices / 3;
+                    for i in 0..s.num_indices {
+                        let idx = g.indices[(s.index_offset + i) as usize] as i32;
+                        assert!(idx >= s.vert_offset && idx < s.vert_offset + s.num_verts);
+                    }
+                }
+            }
+            assert_eq!(n, 60);
+        }
+    }
+}

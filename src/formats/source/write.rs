@@ -1,0 +1,684 @@
+//! Writers: the MDL image (laid out in Valve's section order, `source-geometry.md` §4.1, with a
+//! string table patched in last), the VVD (§7) and the three VTX variants (§8), and the one
+//! checksum they share (§10).
+
+use super::prepare::Plan;
+use super::records::*;
+use super::strips::{self, Group, Variant};
+
+/// Pending string references: (field position, base the offset is relative to, string).
+#[derive(Default)]
+struct Strings {
+    refs: Vec<(usize, usize, String)>,
+}
+
+impl Strings {
+    fn add(&mut self, field: usize, base: usize, s: &str) {
+        self.refs.push((field, base, s.to_string()));
+    }
+
+    /// Writes the table (leading NUL, each distinct string once, 4-padded) and patches refs.
+    fn finish(self, out: &mut Out) {
+        let start = out.pos();
+        out.bytes.push(0);
+        let mut placed: std::collections::HashMap<String, usize> = Default::default();
+        placed.insert(String::new(), start);
+        for (_, _, s) in &self.refs {
+            if !placed.contains_key(s) {
+                placed.insert(s.clone(), out.pos());
+                out.bytes.extend_from_slice(s.as_bytes());
+                out.bytes.push(0);
+            }
+        }
+        out.align(4);
+        for (field, base, s) in &self.refs {
+            let at = placed.get(s).copied().unwrap_or(start);
+            out.put_at(*field, &((at as i64 - *base as i64) as i32));
+        }
+    }
+}
+
+/// Byte position of a field inside a record written at `at`.
+fn field(at: usize, off: usize) -> usize {
+    at + off
+}
+
+/// Quaternion64 (v48 RAWROT2).
+fn quat64(q: [f32; 4]) -> [u8; 8] {
+    let enc = |c: f32| -> u64 {
+        ((c * 1_048_576.0).trunc() as i64 + 1_048_576).clamp(0, 2_097_151) as u64
+    };
+    let v = enc(q[0]) | (enc(q[1]) << 21) | (enc(q[2]) << 42) | (u64::from(q[3] < 0.0) << 63);
+    v.to_le_bytes()
+}
+
+/// f32 → IEEE half, truncating the mantissa like Valve's converter.
+fn half(f: f32) -> u16 {
+    if !f.is_finite() {
+        return 0;
+    }
+    let f = f.clamp(-65504.0, 65504.0);
+    let b = f.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    let mant = b & 0x7f_ffff;
+    if exp <= 0 {
+        if exp < -10 {
+            return sign;
+        }
+        let m = (mant | 0x80_0000) >> (14 - exp);
+        return sign | m as u16;
+    }
+    sign | ((exp as u16) << 10) | (mant >> 13) as u16
+}
+
+/// The animation record chain of a one-frame rest-pose animation: static props need none
+/// (the +90° is baked into the vertices); other models turn each root bone by +90° about Z.
+fn rest_chain(plan: &Plan) -> Vec<u8> {
+    if plan.static_prop {
+        return vec![0xff, 0, 0, 0];
+    }
+    let rz = super::math::euler_quat([0.0, 0.0, std::f32::consts::FRAC_PI_2]);
+    let mut recs: Vec<Vec<u8>> = Vec::new();
+    for (i, b) in plan.bones.iter().enumerate() {
+        if b.parent.is_some() || i > 255 {
+            continue;
+        }
+        let q = b.quat;
+        // rz ⊗ q
+        let r = [
+            rz[3] * q[0] + rz[0] * q[3] + rz[1] * q[2] - rz[2] * q[1],
+            rz[3] * q[1] - rz[0] * q[2] + rz[1] * q[3] + rz[2] * q[0],
+            rz[3] * q[2] + rz[0] * q[1] - rz[1] * q[0] + rz[2] * q[3],
+            rz[3] * q[3] - rz[0] * q[0] - rz[1] * q[1] - rz[2] * q[2],
+        ];
+        let p = super::math::rot_z90(b.pos);
+        let moved = p != b.pos;
+        let mut rec = vec![i as u8, if moved { 0x21 } else { 0x20 }, 0, 0];
+        rec.extend_from_slice(&quat64(r));
+        if moved {
+            for c in p {
+                rec.extend_from_slice(&half(c).to_le_bytes());
+            }
+        }
+        recs.push(rec);
+    }
+    if recs.is_empty() {
+        return vec![0xff, 0, 0, 0];
+    }
+    let n = recs.len();
+    let mut out = Vec::new();
+    for (k, mut r) in recs.into_iter().enumerate() {
+        if k + 1 < n {
+            let len = r.len() as i16;
+            r[2..4].copy_from_slice(&len.to_le_bytes());
+        }
+        out.extend_from_slice(&r);
+    }
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    out
+}
+
+/// Writes the MDL image with checksum and length still zero.
+pub fn write_mdl(plan: &Plan) -> Vec<u8> {
+    let mut o = Out::default();
+    let mut st = Strings::default();
+    let mut h = StudioHdr {
+        id: i32::from_le_bytes(*b"IDST"),
+        version: 48,
+        name: Name64::new(&plan.name),
+        eyeposition: plan.eye_position,
+        illumposition: plan.illum_position,
+        hull_min: plan.hull.0,
+        hull_max: plan.hull.1,
+        view_bbmin: plan.view_bb.0,
+        view_bbmax: plan.view_bb.1,
+        flags: plan.flags,
+        mass: 1.0,
+        contents: plan.contents,
+        studiohdr2index: 408,
+        ..Default::default()
+    };
+    o.zeros(StudioHdr::SIZE);
+    o.zeros(StudioHdr2::SIZE);
+    st.add(408 + 20, 408, &plan.name);
+    st.add(308, 0, &plan.surface_prop);
+
+    // bones
+    h.numbones = plan.bones.len() as i32;
+    h.boneindex = o.pos() as i32;
+    for b in &plan.bones {
+        let at = o.put(&Bone {
+            parent: b.parent.map(|p| p as i32).unwrap_or(-1),
+            bonecontroller: [-1; 6],
+            pos: b.pos,
+            quat: b.quat,
+            rot: b.rot,
+            posscale: [128.0 / 32767.0; 3],
+            rotscale: [std::f32::consts::FRAC_PI_8 / 32767.0; 3],
+            pose_to_bone: b.pose_to_bone,
+            flags: b.flags,
+            contents: plan.contents,
+            ..Default::default()
+        });
+        st.add(field(at, 0), at, &b.name);
+        st.add(field(at, 176), at, &plan.surface_prop);
+    }
+    o.align(4);
+    h.bonecontrollerindex = o.pos() as i32;
+    h.numlocalattachments = plan.attachments.len() as i32;
+    h.localattachmentindex = o.pos() as i32;
+    for a in &plan.attachments {
+        let at = o.put(&Attachment {
+            localbone: a.bone as i32,
+            local: a.local,
+            ..Default::default()
+        });
+        st.add(at, at, &a.name);
+    }
+    o.align(4);
+    h.numhitboxsets = plan.hitbox_sets.len() as i32;
+    h.hitboxsetindex = o.pos() as i32;
+    let mut set_at = Vec::new();
+    for s in &plan.hitbox_sets {
+        let at = o.put(&HitboxSet {
+            numhitboxes: s.boxes.len() as i32,
+            ..Default::default()
+        });
+        st.add(at, at, &s.name);
+        set_at.push(at);
+    }
+    for (s, &sat) in plan.hitbox_sets.iter().zip(&set_at) {
+        o.put_at(sat + 8, &((o.pos() - sat) as i32));
+        for b in &s.boxes {
+            let at = o.put(&BBox {
+                bone: b.bone as i32,
+                group: b.group,
+                bbmin: b.min,
+                bbmax: b.max,
+                ..Default::default()
+            });
+            st.add(at + 32, at, &b.name);
+        }
+        o.align(4);
+    }
+    // bone table by name, lower-case folding
+    h.bonetablebynameindex = o.pos() as i32;
+    let mut by_name: Vec<usize> = (0..plan.bones.len()).collect();
+    by_name.sort_by(|&a, &b| {
+        plan.bones[a]
+            .name
+            .to_ascii_lowercase()
+            .as_bytes()
+            .cmp(plan.bones[b].name.to_ascii_lowercase().as_bytes())
+    });
+    for i in by_name {
+        o.bytes.push(i as u8);
+    }
+    o.align(4);
+
+    // animations: one one-frame animdesc per sequence
+    h.numlocalanim = plan.sequences.len() as i32;
+    h.localanimindex = o.pos() as i32;
+    let mut anim_at = Vec::new();
+    for s in &plan.sequences {
+        let at = o.pos();
+        o.put(&AnimDesc {
+            baseptr: -(at as i32),
+            fps: s.fps,
+            numframes: 1,
+            ..Default::default()
+        });
+        st.add(at + 4, at, &s.anim_name);
+        anim_at.push(at);
+    }
+    let chain = rest_chain(plan);
+    for &at in &anim_at {
+        o.align(16);
+        o.put_at(at + 56, &((o.pos() - at) as i32));
+        o.bytes.extend_from_slice(&chain);
+        o.align(4);
+    }
+    // sequences
+    h.numlocalseq = plan.sequences.len() as i32;
+    h.localseqindex = o.pos() as i32;
+    let mut seq_at = Vec::new();
+    for s in &plan.sequences {
+        let at = o.pos();
+        o.put(&SeqDesc {
+            baseptr: -(at as i32),
+            activity: -1,
+            actweight: s.actweight,
+            bbmin: plan.seq_box.0,
+            bbmax: plan.seq_box.1,
+            numblends: 1,
+            groupsize: [1, 1],
+            paramindex: [-1, -1],
+            fadeintime: 0.2,
+            fadeouttime: 0.2,
+            ..Default::default()
+        });
+        st.add(at + 4, at, &s.name);
+        st.add(at + 8, at, &s.activity);
+        seq_at.push(at);
+    }
+    let mut weights_at = None;
+    for (k, &at) in seq_at.iter().enumerate() {
+        let rel = |o: &Out| (o.pos() - at) as i32;
+        o.put_at(at + 28, &rel(&o)); // eventindex
+        o.put_at(at + 152, &rel(&o)); // autolayerindex
+        let w = match weights_at {
+            Some(w) => w,
+            None => {
+                let w = o.pos();
+                for _ in &plan.bones {
+                    o.put(&1.0f32);
+                }
+                weights_at = Some(w);
+                w
+            }
+        };
+        o.put_at(at + 156, &((w as i64 - at as i64) as i32));
+        o.put_at(at + 168, &rel(&o)); // iklockindex
+        o.put_at(at + 60, &rel(&o)); // animindexindex
+        o.put(&(k as i16));
+        o.align(4);
+        o.put_at(at + 172, &rel(&o)); // keyvalueindex
+    }
+    h.localnodeindex = o.pos() as i32;
+    h.localnodenameindex = o.pos() as i32;
+
+    // body parts and models
+    h.numbodyparts = plan.body_parts.len() as i32;
+    h.bodypartindex = o.pos() as i32;
+    let mut bp_at = Vec::new();
+    for bp in &plan.body_parts {
+        let at = o.put(&BodyParts::default());
+        st.add(at, at, &bp.name);
+        bp_at.push(at);
+    }
+    let mut base = 1i32;
+    let mut model_at = Vec::new();
+    let mut vert_total = 0i32;
+    for (bp, &bat) in plan.body_parts.iter().zip(&bp_at) {
+        o.put_at(bat + 4, &(bp.models.len() as i32));
+        o.put_at(bat + 8, &base);
+        o.put_at(bat + 12, &((o.pos() - bat) as i32));
+        base *= bp.models.len().max(1) as i32;
+        for m in &bp.models {
+            let nv: usize = m.meshes.iter().map(|x| x.vertices.len()).sum();
+            let at = o.put(&StudioModel {
+                name: Name64::new(&m.name),
+                nummeshes: m.meshes.len() as i32,
+                numvertices: nv as i32,
+                vertexindex: vert_total * 48,
+                tangentsindex: vert_total * 16,
+                ..Default::default()
+            });
+            vert_total += nv as i32;
+            model_at.push(at);
+        }
+    }
+    o.align(4);
+    let here = o.pos() as i32;
+    h.flexdescindex = here;
+    h.flexcontrollerindex = here;
+    h.flexruleindex = here;
+    h.ikchainindex = here;
+    h.localikautoplaylockindex = here;
+    h.mouthindex = here;
+    h.localposeparamindex = here;
+    h.flexcontrolleruiindex = here;
+    // meshes
+    let mut meshid = 0;
+    let mut k = 0;
+    for bp in &plan.body_parts {
+        for m in &bp.models {
+            let mat = model_at[k];
+            k += 1;
+            o.put_at(mat + 76, &((o.pos() - mat) as i32));
+            let mut voff = 0;
+            for mesh in &m.meshes {
+                let at = o.pos();
+                o.put(&StudioMesh {
+                    material: mesh.material as i32,
+                    modelindex: mat as i32 - at as i32,
+                    numvertices: mesh.vertices.len() as i32,
+                    vertexoffset: voff,
+                    meshid,
+                    num_lod_vertexes: mesh.num_lod_vertexes,
+                    ..Default::default()
+                });
+                voff += mesh.vertices.len() as i32;
+                meshid += 1;
+            }
+            o.align(4);
+            o.put_at(mat + 104, &((o.pos() - mat) as i32));
+        }
+    }
+    h.includemodelindex = o.pos() as i32;
+    h.animblockindex = o.pos() as i32;
+    // textures
+    h.numtextures = plan.textures.len() as i32;
+    h.textureindex = o.pos() as i32;
+    for t in &plan.textures {
+        let at = o.put(&Texture::default());
+        st.add(at, at, t);
+    }
+    h.numcdtextures = plan.cd_materials.len() as i32;
+    h.cdtextureindex = o.pos() as i32;
+    for c in &plan.cd_materials {
+        let at = o.put(&0i32);
+        st.add(at, 0, c);
+    }
+    o.align(4);
+    h.numskinref = plan.textures.len() as i32;
+    h.numskinfamilies = plan.skins.len() as i32;
+    h.skinindex = o.pos() as i32;
+    for row in &plan.skins {
+        for &c in row {
+            o.put(&c);
+        }
+    }
+    o.align(4);
+    h.keyvalueindex = o.pos() as i32;
+    if let Some(kv) = &plan.keyvalues {
+        o.bytes.extend_from_slice(kv.as_bytes());
+        o.bytes.push(0);
+        h.keyvaluesize = kv.len() as i32 + 1;
+        o.align(4);
+    }
+    let src_bone = o.pos() as i32;
+    o.put_at(408 + 4, &src_bone);
+    st.add(348, 0, "");
+    o.put_at(0, &h);
+    st.finish(&mut o);
+    o.bytes
+}
+
+/// Folds the MDL image (checksum and length zero) into the checksum (`source-geometry.md` §10).
+pub fn checksum(mdl: &[u8]) -> i32 {
+    let mut c: i32 = 0;
+    for w in mdl.chunks(4) {
+        let mut a = [0u8; 4];
+        a[..w.len()].copy_from_slice(w);
+        let v = i32::from_le_bytes(a);
+        let carry = i32::from(c & 0x0800_0000 != 0);
+        c = c.wrapping_shl(1).wrapping_add(carry).wrapping_add(v);
+    }
+    c
+}
+
+/// The VVD: header, fix-ups, vertices and tangents in LOD-group file order.
+pub fn write_vvd(plan: &Plan, check: i32) -> Vec<u8> {
+    struct MeshRef<'a> {
+        mesh: &'a super::prepare::PMesh,
+    }
+    let meshes: Vec<MeshRef> = plan
+        .body_parts
+        .iter()
+        .flat_map(|bp| bp.models.iter())
+        .flat_map(|m| m.meshes.iter())
+        .map(|mesh| MeshRef { mesh })
+        .collect();
+    let nl = plan.num_lods;
+    // file order: group descending, then mesh, then final index
+    let mut file: Vec<(usize, usize)> = Vec::new();
+    let mut fixups: Vec<VertexFileFixup> = Vec::new();
+    let mut first_in_file = vec![vec![0usize; nl]; meshes.len()];
+    for g in (0..nl).rev() {
+        for (mi, m) in meshes.iter().enumerate() {
+            first_in_file[mi][g] = file.len();
+            for (vi, v) in m.mesh.vertices.iter().enumerate() {
+                if v.group == g {
+                    file.push((mi, vi));
+                }
+            }
+        }
+    }
+    for (mi, m) in meshes.iter().enumerate() {
+        for g in (0..nl).rev() {
+            let n = m.mesh.vertices.iter().filter(|v| v.group == g).count();
+            if n > 0 {
+                fixups.push(VertexFileFixup {
+                    lod: g as i32,
+                    source_vertex_id: first_in_file[mi][g] as i32,
+                    num_vertexes: n as i32,
+                });
+            }
+        }
+    }
+    let with_verts = meshes
+        .iter()
+        .filter(|m| !m.mesh.vertices.is_empty())
+        .count();
+    if fixups.len() <= 1 || nl == 1 || with_verts <= 1 {
+        fixups.clear();
+        file.clear();
+        for (mi, m) in meshes.iter().enumerate() {
+            for vi in 0..m.mesh.vertices.len() {
+                file.push((mi, vi));
+            }
+        }
+    }
+    let mut counts = [0i32; 8];
+    for (l, c) in counts.iter_mut().enumerate() {
+        let l = l.min(nl - 1);
+        *c = meshes
+            .iter()
+            .flat_map(|m| m.mesh.vertices.iter())
+            .filter(|v| v.group >= l)
+            .count() as i32;
+    }
+    let vstart = (64 + 12 * fixups.len()).next_multiple_of(16);
+    let mut o = Out::default();
+    o.put(&VertexFileHeader {
+        id: i32::from_le_bytes(*b"IDSV"),
+        version: 4,
+        checksum: check,
+        num_lods: nl as i32,
+        num_lod_vertexes: counts,
+        num_fixups: fixups.len() as i32,
+        fixup_table_start: 64,
+        vertex_data_start: vstart as i32,
+        tangent_data_start: (vstart + 48 * file.len()) as i32,
+    });
+    for f in &fixups {
+        o.put(f);
+    }
+    o.align(16);
+    for &(mi, vi) in &file {
+        let v = &meshes[mi].mesh.vertices[vi];
+        let mut weight = [0.0f32; 3];
+        let mut bone = [0i8; 3];
+        for (k, w) in v.weights.iter().take(3).enumerate() {
+            weight[k] = w.1;
+            bone[k] = w.0 as i8;
+        }
+        o.put(&StudioVertex {
+            weight,
+            bone,
+            numbones: v.weights.len().min(3) as u8,
+            vec_position: v.pos,
+            vec_normal: v.normal,
+            vec_tex_coord: v.uv,
+        });
+    }
+    for &(mi, vi) in &file {
+        o.put(&meshes[mi].mesh.vertices[vi].tangent);
+    }
+    o.bytes
+}
+
+/// One VTX variant.
+pub fn write_vtx(plan: &Plan, variant: Variant, check: i32) -> Vec<u8> {
+    let nl = plan.num_lods;
+    // build every group first: [model][lod][mesh] -> groups
+    let models: Vec<&super::prepare::PModel> = plan
+        .body_parts
+        .iter()
+        .flat_map(|b| b.models.iter())
+        .collect();
+    let built: Vec<Vec<Vec<Vec<Group>>>> = models
+        .iter()
+        .map(|m| {
+            (0..nl)
+                .map(|l| {
+                    m.meshes
+                        .iter()
+                        .map(|mesh| {
+                            let tris = mesh.lod_tris.get(l).map(|t| t.as_slice()).unwrap_or(&[]);
+                            strips::build(&mesh.vertices, tris, variant, plan.static_prop)
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let nbp = plan.body_parts.len();
+    let nmodels = models.len();
+    let nlods = nmodels * nl;
+    let nmeshes: usize = models.iter().map(|m| m.meshes.len()).sum::<usize>() * nl;
+    let ngroups: usize = built.iter().flatten().flatten().map(|g| g.len()).sum();
+    let nstrips: usize = built
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .map(|g| g.strips.len())
+        .sum();
+    let nverts: usize = built
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .map(|g| g.verts.len())
+        .sum();
+    let nidx: usize = built
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .map(|g| g.indices.len())
+        .sum();
+    let nchanges: usize = built
+        .iter()
+        .flatten()
+        .flatten()
+        .flatten()
+        .flat_map(|g| g.strips.iter())
+        .map(|s| s.1.len())
+        .sum();
+    let bp_start = 36;
+    let model_start = bp_start + 8 * nbp;
+    let lod_start = model_start + 8 * nmodels;
+    let mesh_start = lod_start + 12 * nlods;
+    let group_start = mesh_start + 9 * nmeshes;
+    let strip_start = group_start + 25 * ngroups;
+    let vert_start = strip_start + 27 * nstrips;
+    let idx_start = vert_start + 9 * nverts;
+    let change_start = idx_start + 2 * nidx;
+    let list_start = change_start + 8 * nchanges;
+
+    let mut o = Out::default();
+    o.put(&VtxFileHeader {
+        version: 7,
+        vert_cache_size: variant.vert_cache_size(),
+        max_bones_per_strip: variant.max_bones_per_strip() as u16,
+        max_bones_per_tri: 9,
+        max_bones_per_vert: 3,
+        check_sum: check,
+        num_lods: nl as i32,
+        material_replacement_list_offset: list_start as i32,
+        num_body_parts: nbp as i32,
+        body_part_offset: bp_start as i32,
+    });
+    let mut mi = 0;
+    for (i, bp) in plan.body_parts.iter().enumerate() {
+        let at = bp_start + 8 * i;
+        o.put(&VtxBodyPart {
+            num_models: bp.models.len() as i32,
+            model_offset: (model_start + 8 * mi - at) as i32,
+        });
+        mi += bp.models.len();
+    }
+    for i in 0..nmodels {
+        let at = model_start + 8 * i;
+        o.put(&VtxModel {
+            num_lods: nl as i32,
+            lod_offset: (lod_start + 12 * nl * i - at) as i32,
+        });
+    }
+    let mut mesh_i = 0;
+    for (m, model) in models.iter().enumerate() {
+        for l in 0..nl {
+            let at = lod_start + 12 * (m * nl + l);
+            o.put(&VtxModelLod {
+                num_meshes: model.meshes.len() as i32,
+                mesh_offset: (mesh_start + 9 * mesh_i - at) as i32,
+                switch_point: plan.lod_switch.get(l).copied().unwrap_or(0.0),
+            });
+            mesh_i += model.meshes.len();
+        }
+    }
+    let mut group_i = 0;
+    for lods in &built {
+        for meshes in lods {
+            for groups in meshes {
+                let at = o.pos();
+                o.put(&VtxMesh {
+                    num_strip_groups: groups.len() as i32,
+                    strip_group_header_offset: (group_start + 25 * group_i - at) as i32,
+                    flags: 0,
+                });
+                group_i += groups.len();
+            }
+        }
+    }
+    let (mut strip_i, mut vert_i, mut idx_i) = (0usize, 0usize, 0usize);
+    for g in built.iter().flatten().flatten().flatten() {
+        let at = o.pos();
+        let mut hd = g.header();
+        hd.vert_offset = (vert_start + 9 * vert_i - at) as i32;
+        hd.index_offset = (idx_start + 2 * idx_i - at) as i32;
+        hd.strip_offset = (strip_start + 27 * strip_i - at) as i32;
+        o.put(&hd);
+        strip_i += g.strips.len();
+        vert_i += g.verts.len();
+        idx_i += g.indices.len();
+    }
+    let mut change_i = 0usize;
+    for g in built.iter().flatten().flatten().flatten() {
+        for (s, changes) in &g.strips {
+            let at = o.pos();
+            let mut s = *s;
+            s.bone_state_change_offset = (change_start + 8 * change_i - at) as i32;
+            o.put(&s);
+            change_i += changes.len();
+        }
+    }
+    for g in built.iter().flatten().flatten().flatten() {
+        for v in &g.verts {
+            o.put(v);
+        }
+    }
+    for g in built.iter().flatten().flatten().flatten() {
+        for i in &g.indices {
+            o.put(i);
+        }
+    }
+    for g in built.iter().flatten().flatten().flatten() {
+        for (_, changes) in &g.strips {
+            for c in changes {
+                o.put(c);
+            }
+        }
+    }
+    for l in 0..nl {
+        o.put(&VtxMaterialReplacementList {
+            num_replacements: 0,
+            replacement_offset: -8 * l as i32,
+        });
+    }
+    o.bytes
+}

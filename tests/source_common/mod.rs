@@ -1,0 +1,125 @@
+//! Helpers shared by the Source back-end tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use mdlc::diag::{Diagnostic, Sources};
+use mdlc::driver::{read_project, InputKind};
+use mdlc::formats::source::{self, read};
+use mdlc::ir::build::build_model;
+use mdlc::project::files::RealFs;
+
+/// The files `compile` returns: (name, bytes).
+pub type Output = Vec<(String, Vec<u8>)>;
+
+pub fn compile_qc(qc: &Path) -> (Option<Output>, Vec<Diagnostic>) {
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let Some(spec) = read_project(qc, InputKind::Qc, &RealFs, None, &mut sources, &mut diags)
+    else {
+        return (None, diags);
+    };
+    let Some(model) = build_model(&spec, &RealFs, &mut sources, &mut diags) else {
+        return (None, diags);
+    };
+    if diags.iter().any(|d| d.is_error()) {
+        return (None, diags);
+    }
+    let out = source::compile(&model, &mut diags);
+    (out, diags)
+}
+
+/// Writes the files under `dir` and returns the MDL's path.
+pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> PathBuf {
+    let mut mdl = None;
+    for (name, bytes) in files {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, bytes).unwrap();
+        if name.ends_with(".mdl") {
+            mdl = Some(p);
+        }
+    }
+    mdl.expect("an .mdl among the files")
+}
+
+pub fn close(a: &[f32], b: &[f32], eps: f32) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= eps)
+}
+
+pub fn quat_close(a: [f32; 4], b: [f32; 4], eps: f32) -> bool {
+    close(&a, &b, eps) || close(&a, &b.map(|x| -x), eps)
+}
+
+/// LOD-0 triangles of every model as sorted position triples, quantised to 1e-3.
+pub fn lod0_triangles(f: &source::Files) -> Result<BTreeSet<[[i64; 3]; 3]>, String> {
+    let vvd = f.vvd.as_ref().ok_or("no vvd")?;
+    let (_, vtx) = f.vtx.first().ok_or("no vtx")?;
+    let mut out = BTreeSet::new();
+    let q = |x: f32| (x * 1000.0).round() as i64;
+    for (bp, vbp) in f.mdl.body_parts.iter().zip(&vtx.body_parts) {
+        for (md, vm) in bp.models.iter().zip(vbp) {
+            let Some(lod) = vm.first() else { continue };
+            let base = md.rec.vertexindex / 48;
+            for (me, vme) in md.meshes.iter().zip(&lod.meshes) {
+                for t in read::mesh_triangles(vme, base + me.rec.vertexoffset)? {
+                    let mut pts = t.map(|i| {
+                        vvd.vertices
+                            .get(i)
+                            .map(|v| v.vec_position.map(q))
+                            .unwrap_or([0; 3])
+                    });
+                    // canonical rotation keeps winding
+                    let m = (0..3).min_by_key(|&k| pts[k]).unwrap();
+                    pts.rotate_left(m);
+                    out.insert(pts);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn oracle_python() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("MDLC_ORACLE_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("MDLC_ORACLE_PYTHON is not set; CI must provide the oracle virtualenv");
+    }
+    let local = PathBuf::from("/tmp/oracle-venv/bin/python");
+    if local.is_file() {
+        Some(local)
+    } else {
+        eprintln!("skipping the Python oracles: no MDLC_ORACLE_PYTHON and no /tmp/oracle-venv");
+        None
+    }
+}
+
+/// Runs tests/oracle/check_source.py (valvemdl validate() + srctools) on an MDL; panics on
+/// any problem they report. Returns the oracle's JSON summary.
+pub fn oracle_check(mdl: &Path) -> Option<serde_json::Value> {
+    let py = oracle_python()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/check_source.py");
+    let out = std::process::Command::new(py)
+        .arg(script)
+        .arg(mdl)
+        .output()
+        .expect("run the oracle");
+    assert!(
+        out.status.success(),
+        "oracle failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("oracle JSON");
+    for k in ["valvemdl", "srctools"] {
+        let problems = v[k].as_array().cloned().unwrap_or_default();
+        assert!(
+            problems.is_empty(),
+            "{k} on {}: {problems:?}",
+            mdl.display()
+        );
+    }
+    Some(v["summary"].clone())
+}
