@@ -271,8 +271,6 @@ codes! {
     GsNameTooLong = "E0542", Error;
     /// a controller or attachment names a bone that is not in the GoldSrc skeleton
     GsBoneNotInSkeleton = "E0543", Error;
-    /// the model is built for an engine whose back end is not written yet
-    BackEndMissing = "E0545", Error;
     /// a file given to `mdlc inspect` is not a GoldSrc model
     InspectNotMdl = "E0546", Error;
     /// a GoldSrc model read by `mdlc inspect` breaks an invariant of the format

@@ -466,40 +466,34 @@ pub fn compile_goldsrc(
     )
 }
 
-/// The error for a model whose target has no back end yet.
-fn no_back_end(spec: &ProjectSpec, forced: bool) -> Diagnostic {
-    let message = "the Source back end is not written yet";
-    let note = "mdlc builds GoldSrc models today; give `--target goldsrc` for a Half-Life model";
-    if forced {
-        return Diagnostic::about_file(
-            Code::BackEndMissing,
-            message,
-            spec.source.display().to_string(),
-        )
-        .with_note("the target was given by `--target source`")
-        .with_note(note);
-    }
-    let d = match &spec.target {
-        TargetChoice::Given(t) => Diagnostic::new(
-            Code::BackEndMissing,
-            message,
-            t.span.span(),
-            "the target is Source",
-        ),
-        TargetChoice::Inferred { because, .. } => Diagnostic::new(
-            Code::BackEndMissing,
-            message,
-            because.span.span(),
-            "this command makes it a Source model",
-        ),
-        TargetChoice::Default(_) => Diagnostic::about_file(
-            Code::BackEndMissing,
-            message,
-            spec.source.display().to_string(),
-        )
-        .with_note("the QC uses no command of either dialect, so Source was assumed"),
-    };
-    d.with_note(note)
+/// Reads a project and compiles it for Source: `<base>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`
+/// and `.sw.vtx`, where `<base>` is [`output_path`]. `None` when an error was reported.
+pub fn compile_source(
+    spec: &ProjectSpec,
+    fs: &dyn Fs,
+    out_dir: Option<&Path>,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
+    let model = crate::ir::build::build_model(spec, fs, sources, diags)?;
+    let base = output_path(&model, &spec.source, out_dir, diags);
+    let files = crate::formats::source::compile(&model, diags)?;
+    const SUFFIXES: [&str; 5] = [".mdl", ".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx"];
+    Some(
+        files
+            .into_iter()
+            .map(|(name, bytes)| {
+                let suffix = SUFFIXES
+                    .iter()
+                    .find(|s| name.ends_with(*s))
+                    .copied()
+                    .unwrap_or("");
+                let mut p = base.clone().into_os_string();
+                p.push(suffix);
+                (std::path::PathBuf::from(p), bytes)
+            })
+            .collect(),
+    )
 }
 
 /// `mdlc build`: reads each project, builds its model and compiles it; writes nothing itself
@@ -567,16 +561,18 @@ pub fn build_paths(
                 }
             }
             Target::Source => {
-                // Still check everything the project references.
-                crate::ir::build::build_model(
+                if let Some(files) = compile_source(
                     &spec,
                     &fs,
+                    out_dir,
                     &mut report.sources,
                     &mut report.diagnostics,
-                );
-                report
-                    .diagnostics
-                    .push(no_back_end(&spec, forced_target.is_some()));
+                ) {
+                    build.outputs.push(ModelOutput {
+                        project: path.to_path_buf(),
+                        files,
+                    });
+                }
             }
         }
     }
@@ -651,6 +647,30 @@ pub fn inspect(path: &Path, json: bool) -> Inspect {
             return out;
         }
     };
+    // Source models (MDL v44-v49) go to the Source reader, which finds the VVD and VTX beside.
+    let version = main
+        .get(4..8)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    if main.starts_with(b"IDST") && matches!(version, Some(44..=49)) {
+        match crate::formats::source::inspect(path, &RealFs, json) {
+            Ok((text, problems)) => {
+                out.text = text;
+                for p in problems {
+                    out.report.diagnostics.push(Diagnostic::about_file(
+                        Code::InspectInvariant,
+                        p,
+                        name.clone(),
+                    ));
+                }
+            }
+            Err(e) => out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectNotMdl,
+                format!("`{name}` cannot be read as a Source model: {e}"),
+                name,
+            )),
+        }
+        return out;
+    }
     let header = match read::header(&main) {
         Ok(h) => h,
         Err(e) => {

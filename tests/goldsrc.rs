@@ -577,7 +577,7 @@ fn a_failed_build_writes_nothing_and_keeps_previous_outputs() {
 }
 
 #[test]
-fn the_source_target_is_not_written_yet() {
+fn the_source_target_writes_the_five_source_files() {
     let dir = scratch("build_source");
     let o = mdlc(
         &[
@@ -592,13 +592,30 @@ fn the_source_target_is_not_written_yet() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("error[E0545]: the Source back end is not written yet"),
-        "{}",
-        stderr(&o)
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut written: Vec<String> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "tri.dx80.vtx",
+            "tri.dx90.vtx",
+            "tri.mdl",
+            "tri.sw.vtx",
+            "tri.vvd"
+        ]
     );
-    assert!(!dir.join("out").exists());
+    // One checksum in all of them: MDL at byte 8, VVD at 8, VTX at 16 (source-geometry.md §10).
+    let read = |n: &str| std::fs::read(dir.join("out").join(n)).unwrap();
+    let at = |b: &[u8], o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    let sum = at(&read("tri.mdl"), 8);
+    assert_eq!(at(&read("tri.vvd"), 8), sum);
+    for v in ["tri.dx90.vtx", "tri.dx80.vtx", "tri.sw.vtx"] {
+        assert_eq!(at(&read(v), 16), sum, "{v}");
+    }
 }
 
 #[test]
