@@ -295,6 +295,13 @@ pub struct Import {
 /// at `out`. The text is read back before it is returned: if it does not give the same
 /// `ProjectSpec` (a bug in mdlc), an error says so and no text is returned.
 pub fn import_qc(qc: &Path, out: &Path, forced_target: Option<Target>) -> Import {
+    // The TOML's paths are written relative to its folder: both ends must be absolute for that
+    // (`gman.qc` in the current folder, `-o /elsewhere/model.toml`).
+    let (qc_abs, out_abs) = (std::path::absolute(qc), std::path::absolute(out));
+    let (qc, out) = match (&qc_abs, &out_abs) {
+        (Ok(q), Ok(o)) => (q.as_path(), o.as_path()),
+        _ => (qc, out),
+    };
     let mut import = Import::default();
     let report = &mut import.report;
     let fs = RealFs;

@@ -140,6 +140,33 @@ fn import_qc_writes_only_when_it_should() {
     );
     assert!(!tmp.join("bad.toml").exists());
 
+    // The QC named relative to the current folder, the TOML written elsewhere by absolute path:
+    // the TOML's paths are relative to where it is written, so it still checks.
+    let elsewhere = tmp.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let abs = elsewhere.join("m.toml");
+    let out = Command::new(bin)
+        .args(["import-qc", "ok.qc", "-o", abs.to_str().unwrap()])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = Command::new(bin)
+        .args(["check", abs.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
     // A good QC: exit 0, model.toml beside it (the default), which checks without error.
     let out = Command::new(bin)
         .args(["import-qc", "ok.qc"])
@@ -196,5 +223,60 @@ fn import_qc_writes_only_when_it_should() {
         .filter(|n| n.contains("mdlc-tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&tmp).ok();
+}
+
+/// Issue 4: `mdlc build model.toml` with `target = "goldsrc"` writes what the QC build writes.
+/// For every goldsrc-hl1 model with Valve's output: import the QC, build from the TOML, compare
+/// the bytes with Valve's file.
+#[test]
+fn goldsrc_models_built_from_imported_toml_equal_valves_files() {
+    let Some(dir) = corpus_dir() else { return };
+    let models = dir.join("goldsrc-hl1/modelsrc/models");
+    let expected = dir.join("goldsrc-hl1/expected");
+    let tmp = std::env::temp_dir().join(format!("mdlc-import-gs-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut compared = 0;
+    for mdl in files_with_ext(&expected, &["mdl"]) {
+        let folder = mdl.parent().unwrap().file_name().unwrap();
+        let qc = models
+            .join(folder)
+            .join(mdl.with_extension("qc").file_name().unwrap());
+        let toml = tmp.join(format!("{}.toml", compared));
+        let import = driver::import_qc(&qc, &toml, None);
+        let text = import
+            .toml
+            .unwrap_or_else(|| panic!("{}: {:?}", qc.display(), import.report.diagnostics));
+        std::fs::write(&toml, text).unwrap();
+        let mut sources = Sources::new();
+        let mut diags = Vec::new();
+        let spec = driver::read_project(
+            &toml,
+            InputKind::Toml,
+            &RealFs,
+            None,
+            &mut sources,
+            &mut diags,
+        )
+        .unwrap();
+        let files = driver::compile_goldsrc(&spec, &RealFs, Some(&tmp), &mut sources, &mut diags)
+            .unwrap_or_else(|| panic!("{} does not build from TOML: {diags:?}", qc.display()));
+        let (_, main) = files
+            .iter()
+            .find(|(p, _)| {
+                p.extension().is_some_and(|e| e == "mdl") && !p.to_string_lossy().ends_with("T.mdl")
+            })
+            .unwrap();
+        assert!(
+            *main == std::fs::read(&mdl).unwrap(),
+            "{}: built from TOML, differs from Valve's file",
+            qc.display()
+        );
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 35,
+        "SOURCES.md: Valve's output exists for 35 of the 42 QCs"
+    );
     std::fs::remove_dir_all(&tmp).ok();
 }
