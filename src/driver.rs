@@ -505,15 +505,54 @@ pub fn compile_source(
 
 /// `mdlc build`: reads each project, builds its model and compiles it; writes nothing itself
 /// (see [`write_outputs`]).
+///
+/// Projects are independent: with several of them, they are built on as many threads as the
+/// machine has cores, each into its own [`Build`], and the builds are then joined in input
+/// order (diagnostics, files and outputs exactly as one thread would give them).
 pub fn build_paths(
     paths: &[impl AsRef<Path>],
     out_dir: Option<&Path>,
     forced_target: Option<Target>,
 ) -> Build {
-    let mut build = Build::default();
-    let fs = RealFs;
-    for path in paths {
-        let path = path.as_ref();
+    /// Appends `part` to `build`: its files get the next file ids (the text is kept only for files
+    /// a diagnostic points into; nothing else reads it after a build), its diagnostics follow.
+    fn join_build(build: &mut Build, part: Build) {
+        let offset = build.report.sources.len() as u32;
+        let mut cited = vec![false; part.report.sources.len()];
+        for d in &part.report.diagnostics {
+            for l in &d.labels {
+                if let Some(c) = cited.get_mut(l.at.file.0 as usize) {
+                    *c = true;
+                }
+            }
+        }
+        for (i, &keep) in cited.iter().enumerate() {
+            if let Some(f) = part.report.sources.get(FileId(i as u32)) {
+                let text = if keep { f.text.clone() } else { String::new() };
+                build.report.sources.add(f.name.clone(), text);
+            }
+        }
+        build
+            .report
+            .diagnostics
+            .extend(part.report.diagnostics.into_iter().map(|mut d| {
+                for l in &mut d.labels {
+                    l.at.file = FileId(l.at.file.0 + offset);
+                }
+                d
+            }));
+        build.report.io_failures += part.report.io_failures;
+        build.outputs.extend(part.outputs);
+    }
+
+    /// Reads, builds and compiles one project into `build`.
+    fn build_one(
+        path: &Path,
+        out_dir: Option<&Path>,
+        forced_target: Option<Target>,
+        build: &mut Build,
+    ) {
+        let fs = RealFs;
         let report = &mut build.report;
         let name = path.display().to_string();
         let kind = match InputKind::of(path) {
@@ -530,7 +569,7 @@ pub fn build_paths(
                     )
                     .with_note("`mdlc check` checks single SMD files"),
                 );
-                continue;
+                return;
             }
         };
         if !path.is_file() {
@@ -540,7 +579,7 @@ pub fn build_paths(
                 format!("cannot read `{name}`: no such file"),
                 name,
             ));
-            continue;
+            return;
         }
         let Some(spec) = read_project(
             path,
@@ -550,38 +589,68 @@ pub fn build_paths(
             &mut report.sources,
             &mut report.diagnostics,
         ) else {
-            continue;
+            return;
         };
-        match spec.target.target() {
-            Target::GoldSrc => {
-                if let Some(files) = compile_goldsrc(
-                    &spec,
-                    &fs,
-                    out_dir,
-                    &mut report.sources,
-                    &mut report.diagnostics,
-                ) {
-                    build.outputs.push(ModelOutput {
-                        project: path.to_path_buf(),
-                        files,
-                    });
-                }
-            }
-            Target::Source => {
-                if let Some(files) = compile_source(
-                    &spec,
-                    &fs,
-                    out_dir,
-                    &mut report.sources,
-                    &mut report.diagnostics,
-                ) {
-                    build.outputs.push(ModelOutput {
-                        project: path.to_path_buf(),
-                        files,
-                    });
-                }
-            }
+        let files = match spec.target.target() {
+            Target::GoldSrc => compile_goldsrc(
+                &spec,
+                &fs,
+                out_dir,
+                &mut report.sources,
+                &mut report.diagnostics,
+            ),
+            Target::Source => compile_source(
+                &spec,
+                &fs,
+                out_dir,
+                &mut report.sources,
+                &mut report.diagnostics,
+            ),
+        };
+        if let Some(files) = files {
+            build.outputs.push(ModelOutput {
+                project: path.to_path_buf(),
+                files,
+            });
         }
+    }
+
+    let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len());
+    if threads <= 1 {
+        let mut build = Build::default();
+        for path in &paths {
+            build_one(path, out_dir, forced_target, &mut build);
+        }
+        return build;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(path) = paths.get(i) else { break };
+            let mut build = Build::default();
+            build_one(path, out_dir, forced_target, &mut build);
+            done.push((i, build));
+        }
+        done
+    };
+    // This thread is one of the workers.
+    let mut parts: Vec<(usize, Build)> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut done = work();
+        for w in others {
+            done.extend(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        done
+    });
+    parts.sort_by_key(|(i, _)| *i);
+    let mut build = Build::default();
+    for (_, part) in parts {
+        join_build(&mut build, part);
     }
     build
 }

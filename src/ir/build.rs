@@ -52,7 +52,10 @@ pub fn build_model(
         by_request: HashMap::new(),
         by_found: HashMap::new(),
         first_scale: HashMap::new(),
+        lookups: HashMap::new(),
+        prefetched: HashMap::new(),
     };
+    b.prefetch();
     let model = b.run();
     let failed = b
         .diags
@@ -94,6 +97,25 @@ struct Builder<'a> {
     by_found: HashMap<PathBuf, Cached>,
     /// Source loads each file once: the scale of its first load.
     first_scale: HashMap<usize, f32>,
+    /// [`Builder::prefetch`]: the lookup of each requested path.
+    lookups: HashMap<PathBuf, Lookup>,
+    /// [`Builder::prefetch`]: each found file read, added and checked, by found path.
+    prefetched: HashMap<PathBuf, Prefetched>,
+}
+
+/// What [`check_smd`] gives for one file: the model (no error) and the diagnostics.
+type Checked = (Option<SmdModel>, Vec<Diagnostic>);
+
+/// A file read ahead of [`Builder::load_new`], with the diagnostics that loading it gives (not
+/// yet reported: `load_new` reports them where it would have found them).
+enum Prefetched {
+    Unreadable(std::io::Error),
+    Read {
+        id: FileId,
+        /// What `add_text` and `check_smd` reported, in that order.
+        diags: Vec<Diagnostic>,
+        smd: Option<Box<SmdModel>>,
+    },
 }
 
 /// A mesh to be: a loaded file with the options of the reference that named it.
@@ -181,7 +203,11 @@ impl Builder<'_> {
 
     fn load_new(&mut self, fr: &FileRef) -> Cached {
         let at = loc(fr.span);
-        let found = match find(self.fs, &fr.path) {
+        let lookup = match self.lookups.remove(&fr.path) {
+            Some(l) => l,
+            None => find(self.fs, &fr.path),
+        };
+        let found = match lookup {
             Lookup::Exact(p) => p,
             Lookup::OtherCase(p) => {
                 self.push(
@@ -205,6 +231,35 @@ impl Builder<'_> {
             return c.clone();
         }
         let name = found.display().to_string();
+        if let Some(pre) = self.prefetched.remove(&found) {
+            let c = match pre {
+                Prefetched::Unreadable(e) => {
+                    self.push(Diagnostic::new(
+                        Code::FileUnreadable,
+                        format!("cannot read `{name}`: {e}"),
+                        at,
+                        "named here",
+                    ));
+                    Cached::Bad
+                }
+                Prefetched::Read { id, diags, smd } => {
+                    self.diags.extend(diags);
+                    match smd {
+                        Some(smd) => {
+                            self.files.push(Loaded {
+                                path: found.clone(),
+                                file: id,
+                                smd: *smd,
+                            });
+                            Cached::Ok(self.files.len() - 1)
+                        }
+                        None => Cached::Bad,
+                    }
+                }
+            };
+            self.by_found.insert(found, c.clone());
+            return c;
+        }
         let c = match self.fs.read(&found) {
             Err(e) => {
                 self.push(Diagnostic::new(
@@ -235,6 +290,120 @@ impl Builder<'_> {
         };
         self.by_found.insert(found, c.clone());
         c
+    }
+
+    /// Reads every file the project references, in the order [`Builder::run`] loads them (so
+    /// they get the same file ids), then parses and lowers them on several threads. Nothing is
+    /// reported here: [`Builder::load_new`] takes each result, with its diagnostics, where it
+    /// would have loaded the file.
+    fn prefetch(&mut self) {
+        let spec = self.spec;
+        let mut refs: Vec<&FileRef> = Vec::new();
+        for bp in &spec.body_parts {
+            for opt in &bp.options {
+                if let spec::BodyOption::Model(m) = opt {
+                    refs.push(&m.file);
+                }
+            }
+        }
+        for lod in &spec.lods {
+            for r in &lod.replace_models {
+                refs.push(&r.to);
+            }
+        }
+        for a in &spec.animations {
+            refs.push(&a.file);
+        }
+        if let Some(c) = &spec.collision {
+            refs.push(&c.file);
+        }
+        // Read in order; `jobs` are the files to parse: (found path, id, text length).
+        let mut jobs: Vec<(PathBuf, FileId, usize)> = Vec::new();
+        for fr in refs {
+            if self.lookups.contains_key(&fr.path) {
+                continue;
+            }
+            let lookup = find(self.fs, &fr.path);
+            let found = match &lookup {
+                Lookup::Exact(p) | Lookup::OtherCase(p) => Some(p.clone()),
+                Lookup::Missing { .. } => None,
+            };
+            self.lookups.insert(fr.path.clone(), lookup);
+            let Some(found) = found else { continue };
+            if self.prefetched.contains_key(&found) {
+                continue;
+            }
+            let pre = match self.fs.read(&found) {
+                Err(e) => Prefetched::Unreadable(e),
+                Ok(bytes) => {
+                    let len = bytes.len();
+                    let mut diags = Vec::new();
+                    let name = found.display().to_string();
+                    let (id, ok) = add_text(self.sources, &name, bytes, &mut diags);
+                    if ok {
+                        jobs.push((found.clone(), id, len));
+                    }
+                    Prefetched::Read {
+                        id,
+                        diags,
+                        smd: None,
+                    }
+                }
+            };
+            self.prefetched.insert(found, pre);
+        }
+        // Parse and lower, largest files first, on up to one thread per core.
+        jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
+        let sources: &Sources = self.sources;
+        let check = |id: FileId| {
+            let mut diags = Vec::new();
+            let smd = check_smd(sources, id, &mut diags);
+            (smd, diags)
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len());
+        let results: Vec<(usize, Checked)> = if threads <= 1 {
+            jobs.iter()
+                .enumerate()
+                .map(|(i, (_, id, _))| (i, check(*id)))
+                .collect()
+        } else {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let jobs = &jobs;
+            let check = &check;
+            let work = || {
+                let mut done = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((_, id, _)) = jobs.get(i) else { break };
+                    done.push((i, check(*id)));
+                }
+                done
+            };
+            // This thread is one of the workers (its allocator arena is the one the rest of
+            // the build uses).
+            std::thread::scope(|scope| {
+                let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+                let mut done = work();
+                for w in others {
+                    done.extend(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                }
+                done
+            })
+        };
+        for (i, (smd, more)) in results {
+            let Some((found, _, _)) = jobs.get(i) else {
+                continue;
+            };
+            if let Some(Prefetched::Read {
+                diags, smd: slot, ..
+            }) = self.prefetched.get_mut(found)
+            {
+                diags.extend(more);
+                *slot = smd.map(Box::new);
+            }
+        }
     }
 
     fn run(&mut self) -> Option<Model> {

@@ -35,6 +35,63 @@ pub enum Token {
     Word,
 }
 
+/// The blanks the lexer skips between tokens.
+pub fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | 0x0B | 0x0C)
+}
+
+/// The token the lexer makes of `t`, a whole run of bytes between blanks, when every byte is
+/// one of `0-9 + - . e E`: `Int` or `Float` when the whole run matches that pattern (the
+/// longest match wins), otherwise `Word`. `None` when `t` has another byte. (With only these
+/// bytes, no comment or quote can start, so this is exactly the lexer's choice; the parser's
+/// fast path uses it to read number lines without the lexer.)
+pub fn number_kind(t: &[u8]) -> Option<Token> {
+    if !t
+        .iter()
+        .all(|&c| c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.' | b'e' | b'E'))
+    {
+        return None;
+    }
+    let mut i = usize::from(matches!(t.first(), Some(b'-' | b'+')));
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while t.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - s
+    };
+    let int_digits = digits(&mut i);
+    if i == t.len() {
+        return Some(if int_digits > 0 {
+            Token::Int
+        } else {
+            Token::Word
+        });
+    }
+    let mut mantissa_digits = int_digits;
+    if t.get(i) == Some(&b'.') {
+        i += 1;
+        mantissa_digits += digits(&mut i);
+    }
+    if mantissa_digits == 0 {
+        return Some(Token::Word);
+    }
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(t.get(i), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return Some(Token::Word);
+        }
+    }
+    Some(if i == t.len() {
+        Token::Float
+    } else {
+        Token::Word
+    })
+}
+
 /// A token and its byte range in the whole file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tok {
@@ -119,6 +176,68 @@ mod tests {
     }
 
     #[test]
+    fn number_kind_is_the_lexers_choice() {
+        const ALPHABET: &[u8] = b"0123456789-+.eE";
+        let mut state = 0x9E3779B97F4A7C15u64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let mut toks = Vec::new();
+        for _ in 0..300_000 {
+            let len = 1 + next(10) as usize;
+            let t: String = (0..len)
+                .map(|_| char::from(ALPHABET[next(ALPHABET.len() as u64) as usize]))
+                .collect();
+            assert!(lex_line(&t, 0, &mut toks).is_none());
+            let want = (toks.len() == 1).then(|| toks[0].kind);
+            let got = number_kind(t.as_bytes());
+            // A run the lexer splits is never read by the fast path: it must say `Word` there.
+            match want {
+                Some(k) => assert_eq!(got, Some(k), "{t:?}"),
+                None => assert_eq!(got, Some(Token::Word), "{t:?} splits into {toks:?}"),
+            }
+        }
+        assert_eq!(number_kind(b"1a"), None);
+        // `read_number` is `number_kind` then `parse_f32`.
+        for _ in 0..300_000 {
+            let len = 1 + next(12) as usize;
+            let t: String = (0..len)
+                .map(|_| char::from(ALPHABET[next(ALPHABET.len() as u64) as usize]))
+                .collect();
+            let want = match number_kind(t.as_bytes()) {
+                Some(Token::Word) | None => None,
+                Some(k) => Some((k, parse_f32(&t).map(f32::to_bits))),
+            };
+            let got = read_number(&t).map(|(k, v)| (k, v.map(f32::to_bits)));
+            assert_eq!(got, want, "{t:?}");
+        }
+        for t in [
+            "1.5",
+            "-0",
+            "123456789012345678901",
+            ".",
+            "-.",
+            "1e5",
+            "3.4028236e38",
+            "99999999999999999999.9",
+        ] {
+            let want = match number_kind(t.as_bytes()) {
+                Some(Token::Word) | None => None,
+                Some(k) => Some((k, parse_f32(t).map(f32::to_bits))),
+            };
+            assert_eq!(
+                read_number(t).map(|(k, v)| (k, v.map(f32::to_bits))),
+                want,
+                "{t:?}"
+            );
+        }
+        assert_eq!(number_kind(b"#1"), None);
+    }
+
+    #[test]
     fn quoted_names_and_comments() {
         use Token::*;
         assert_eq!(
@@ -187,8 +306,22 @@ pub fn parse_f32(s: &str) -> Option<f32> {
         frac = i - frac_start;
         digits += frac;
     }
-    // At most 18 digits cannot overflow the u64 above; an exponent goes the slow way.
-    if i == b.len() && digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
+    // An exponent goes the slow way.
+    if i == b.len() {
+        if let Some(v) = decimal(neg, m, digits, frac) {
+            return Some(v);
+        }
+    }
+    s.parse::<f32>().ok().filter(|v| v.is_finite())
+}
+
+/// The fast path of [`parse_f32`]: the `f32` nearest to `±m / 10^frac`, where `m` was read from
+/// `digits` decimal digits (wrapping: checked here). `None` when the fast path cannot decide
+/// (the caller then uses the standard parser).
+#[inline]
+fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f32> {
+    // At most 18 digits cannot overflow the u64.
+    if digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
         // `m` is an exact double; times the double nearest 10^-frac it is within 2 ulp of the
         // exact value (relative error < 2^-52), a multiplication instead of a slow division.
         // Rounding it to f32 gives the correctly rounded result unless it lies within a few ulp
@@ -208,7 +341,49 @@ pub fn parse_f32(s: &str) -> Option<f32> {
             return Some(if neg { -v } else { v });
         }
     }
-    s.parse::<f32>().ok().filter(|v| v.is_finite())
+    None
+}
+
+/// A whole token read as a number in one pass, exactly as [`number_kind`] then [`parse_f32`]
+/// read it: `Some((kind, value))` when the token is `Int` or `Float` (the value `None` when
+/// `parse_f32` rejects it), `None` when it is a `Word` or has a byte [`number_kind`] refuses.
+pub fn read_number(t: &str) -> Option<(Token, Option<f32>)> {
+    let b = t.as_bytes();
+    let (neg, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let mut m: u64 = 0;
+    let int_start = i;
+    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    let mut frac = 0usize;
+    let mut point = false;
+    if b.get(i) == Some(&b'.') {
+        point = true;
+        i += 1;
+        let frac_start = i;
+        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        frac = i - frac_start;
+        digits += frac;
+    }
+    if i == b.len() && digits > 0 {
+        // `[-+]?[0-9]+` is an `Int`; with a point and a digit, a `Float`.
+        let kind = if point { Token::Float } else { Token::Int };
+        let v = decimal(neg, m, digits, frac).or_else(|| parse_f32(t));
+        return Some((kind, v));
+    }
+    match number_kind(b)? {
+        Token::Word => None,
+        kind => Some((kind, parse_f32(t))),
+    }
 }
 
 #[cfg(test)]

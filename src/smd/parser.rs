@@ -12,7 +12,7 @@
 use crate::diag::{Code, Diagnostic, FileId, Span};
 
 use super::ast::*;
-use super::lexer::{lex_line, parse_f32, Tok, Token};
+use super::lexer::{is_blank, lex_line, parse_f32, read_number, Tok, Token};
 
 /// A weight sum further than this from 1 gets [`Code::SmdWeightSum`]. Exporters print six
 /// decimals, so ten links can be off by 5e-6 through rounding alone.
@@ -145,7 +145,7 @@ struct Repeated {
 }
 
 /// The result of parsing: the tree is always built, even for broken input.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Parsed {
     pub smd: SmdFile,
     pub diagnostics: Vec<Diagnostic>,
@@ -162,6 +162,44 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
     let mut p = Parser::new(text, file);
     p.run();
     p.finish()
+}
+
+/// A line of exactly `1 + N` plain numbers, split and read as the lexer and the parser would:
+/// the first an `Int` that fits an `i32` (with its span), then `N` numbers (`Int` or `Float`)
+/// that [`parse_f32`] accepts. `None` for any other line (a word, a comment, a quote, another
+/// count, a value out of range), which the general path then reads.
+fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f32; N])> {
+    let b = text.as_bytes();
+    let mut i = 0usize;
+    let mut first = None;
+    let mut vals = [0f32; N];
+    let mut count = 0usize;
+    loop {
+        while b.get(i).is_some_and(|&c| is_blank(c)) {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        while b.get(i).is_some_and(|&c| !is_blank(c)) {
+            i += 1;
+        }
+        let tok = text.get(start..i)?;
+        let (kind, value) = read_number(tok)?;
+        if count == 0 {
+            if kind != Token::Int {
+                return None;
+            }
+            let v = tok.parse::<i32>().ok()?;
+            first = Some((v, Span::new(base + start as u32, base + i as u32)));
+        } else {
+            *vals.get_mut(count - 1)? = value?;
+        }
+        count += 1;
+    }
+    let (v, span) = first?;
+    (count == N + 1).then_some((v, span, vals))
 }
 
 struct Parser<'a> {
@@ -461,6 +499,25 @@ impl<'a> Parser<'a> {
     }
 
     fn line(&mut self, line: Span) {
+        // Fast paths for the lines that make up nearly all of a file: a vertex line of nine
+        // numbers inside a triangle, a bone line of seven numbers inside an open frame. Each is
+        // taken only when the general path would accept the line without a word (same tokens,
+        // same values, known bone); anything else goes the general way.
+        #[cfg(test)]
+        let fast = !tests::GENERAL_ONLY.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let fast = true;
+        let done = fast
+            && match (self.state, self.frame) {
+                (State::In(Section::Triangles, _), _) if self.pending.is_some() => {
+                    self.fast_vertex_line(line)
+                }
+                (State::In(Section::Skeleton, _), FrameState::Open) => self.fast_bone_line(line),
+                _ => false,
+            };
+        if done {
+            return;
+        }
         match self.state {
             State::In(Section::Triangles, kw) => self.triangle_line(line, kw),
             state => {
@@ -484,6 +541,54 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// See [`Parser::line`]: `bone x y z rx ry rz` in an open frame.
+    fn fast_bone_line(&mut self, line: Span) -> bool {
+        let Some((bone, bone_span, v)) =
+            plain_numbers::<6>(self.text(line.start, line.end), line.start)
+        else {
+            return false;
+        };
+        if !self.bone_known(bone) {
+            return false;
+        }
+        let Some(f) = self.out.skeleton.as_mut().and_then(|s| s.frames.last_mut()) else {
+            return false;
+        };
+        f.bones.push(BonePose {
+            bone,
+            pos: [v[0], v[1], v[2]],
+            rot: [v[3], v[4], v[5]],
+            line,
+            bone_span,
+        });
+        self.saw_content = true;
+        true
+    }
+
+    /// See [`Parser::line`]: `bone x y z nx ny nz u v` (no links) in a triangle.
+    fn fast_vertex_line(&mut self, line: Span) -> bool {
+        let Some((bone, bone_span, v)) =
+            plain_numbers::<8>(self.text(line.start, line.end), line.start)
+        else {
+            return false;
+        };
+        if !self.bone_known(bone) {
+            return false;
+        }
+        self.saw_content = true;
+        let v = Vertex {
+            bone,
+            pos: [v[0], v[1], v[2]],
+            normal: [v[3], v[4], v[5]],
+            uv: [v[6], v[7]],
+            line,
+            bone_span,
+            ..Vertex::default()
+        };
+        self.add_vertex(v, true);
+        true
     }
 
     fn is_word(&self, i: usize, word: &str) -> bool {
@@ -1331,6 +1436,12 @@ impl<'a> Parser<'a> {
                 ok &= self.links(&mut v);
             }
         }
+        self.add_vertex(v, ok);
+    }
+
+    /// A vertex line read (`ok`: without error): the pending triangle's next vertex; the
+    /// triangle is kept after its third one unless it is to be dropped.
+    fn add_vertex(&mut self, v: Vertex, ok: bool) {
         if let Some(p) = self.pending.as_mut() {
             if p.count < 3 {
                 p.vertices[p.count] = v;
@@ -1599,3 +1710,64 @@ enum RepeatKind {
 }
 
 pub use crate::suggest::{edit_distance, suggest};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    thread_local! {
+        /// Turns the fast paths of [`Parser::line`] off (on this thread).
+        pub(super) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    fn both_ways(text: &str) -> (Parsed, Parsed) {
+        let fast = parse(text, FileId(0));
+        GENERAL_ONLY.with(|g| g.set(true));
+        let general = parse(text, FileId(0));
+        GENERAL_ONLY.with(|g| g.set(false));
+        (fast, general)
+    }
+
+    fn smd_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                smd_files(&p, out);
+            } else if p
+                .extension()
+                .is_some_and(|x| x.eq_ignore_ascii_case("smd") || x.eq_ignore_ascii_case("vta"))
+            {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_paths_read_lines_as_the_general_path_does() {
+        let texts = [
+            "version 1\nnodes\n0 \"a\" -1\nend\nskeleton\ntime 0\n0 1 2 3 4 5 6\n1 1 2 3 4 5 6\n0 1 2 3 4 5\n0 1 2 3 4 5 6 7\n0 1e 2 3 4 5 6\n0 1 2 3 4 5 1e99\n99999999999 1 2 3 4 5 6\n-0 -.5 +.5 1. 2e3 3 4 // c\nend\n",
+            "version 1\nnodes\n0 \"a\" -1\nend\ntriangles\nm\n0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8 1 0 1\n1 1 2 3 4 5 6 7 8\nm\n0 1 2 3 4 5 6 7\n0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8\nend\n",
+            "version 1\nskeleton\n0 1 2 3 4 5 6\ntime x\n0 1 2 3 4 5 6\nend\n",
+        ];
+        for t in texts {
+            let (a, b) = both_ways(t);
+            assert_eq!(a, b, "{t}");
+        }
+        // Every SMD and VTA file of the corpus, when it is there.
+        let mut files = Vec::new();
+        smd_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+            &mut files,
+        );
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let (a, b) = both_ways(&text);
+            assert!(a == b, "{} reads differently", f.display());
+        }
+    }
+}

@@ -195,8 +195,9 @@ pub fn build_animation(
 
     // --- sequence boxes, streams (§8.9, §8.7) -----------------------------------------------
     let verts = boxes::vertices(geometry);
+    let bone_verts = boxes::BoneVerts::new(&verts);
     for p in &mut prepared {
-        let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &verts);
+        let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &bone_verts);
         p.desc.bbmin = lo;
         p.desc.bbmax = hi;
         let nblends = p.blends.len();

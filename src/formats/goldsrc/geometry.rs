@@ -555,6 +555,120 @@ fn load_texture(
     }
 }
 
+// --- first-match search (`goldsrc.md` §8.1) ---------------------------------------------------
+
+/// Earlier items (vertices or normals) of one model filed by a key (bone, texture) and a cubic
+/// cell of their coordinates, so that "the first earlier item within a tolerance" looks at a
+/// few cells instead of every item. Exact: callers guarantee that two matching items lie in the
+/// same or adjacent cells along each axis, no further apart than `margin` across a cell
+/// boundary; items that do not fit the grid (non-finite or huge coordinates, or flagged by the
+/// caller) are "wild" and always looked at. Lists are in insertion order, so the first match of
+/// each list is its earliest, and the smallest of those is the first match overall.
+struct FirstMatch {
+    size: f32,
+    margin: f32,
+    cells: std::collections::HashMap<(u32, usize, [i32; 3]), Vec<usize>>,
+    wild: std::collections::HashMap<(u32, usize), Vec<usize>>,
+    all: std::collections::HashMap<(u32, usize), Vec<usize>>,
+}
+
+impl FirstMatch {
+    fn new(size: f32, margin: f32) -> Self {
+        FirstMatch {
+            size,
+            margin,
+            cells: std::collections::HashMap::new(),
+            wild: std::collections::HashMap::new(),
+            all: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The cell of `p` and, per axis, the neighbouring cell to look at too (−1, 0 or +1).
+    fn cell(&self, p: [f32; 3]) -> Option<([i32; 3], [i32; 3])> {
+        let mut cell = [0i32; 3];
+        let mut near = [0i32; 3];
+        for a in 0..3 {
+            let x = p[a] / self.size;
+            if !x.is_finite() || x.abs() > 1.0e8 {
+                return None;
+            }
+            let f = x.floor();
+            cell[a] = f as i32;
+            if (x - f) * self.size < self.margin {
+                near[a] = -1;
+            } else if (f + 1.0 - x) * self.size < self.margin {
+                near[a] = 1;
+            }
+        }
+        Some((cell, near))
+    }
+
+    /// The first earlier item under `key` for which `matches` holds; `wild_query` makes the
+    /// search look at every item under `key`.
+    fn first(
+        &self,
+        key: (u32, usize),
+        p: [f32; 3],
+        wild_query: bool,
+        matches: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let first_in = |list: Option<&Vec<usize>>| -> Option<usize> {
+            list.and_then(|l| l.iter().copied().find(|&i| matches(i)))
+        };
+        let located = if wild_query { None } else { self.cell(p) };
+        let Some((cell, near)) = located else {
+            return first_in(self.all.get(&key));
+        };
+        let mut best = first_in(self.wild.get(&key));
+        let offsets = |a: usize| -> &'static [i32] {
+            match near[a] {
+                -1 => &[0, -1],
+                1 => &[0, 1],
+                _ => &[0],
+            }
+        };
+        for &dx in offsets(0) {
+            for &dy in offsets(1) {
+                for &dz in offsets(2) {
+                    let c = [
+                        cell[0].saturating_add(dx),
+                        cell[1].saturating_add(dy),
+                        cell[2].saturating_add(dz),
+                    ];
+                    if let Some(i) = first_in(self.cells.get(&(key.0, key.1, c))) {
+                        if best.is_none_or(|b| i < b) {
+                            best = Some(i);
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    fn insert(&mut self, key: (u32, usize), p: [f32; 3], wild: bool, index: usize) {
+        self.all.entry(key).or_default().push(index);
+        match (wild, self.cell(p)) {
+            (false, Some((cell, _))) => {
+                self.cells
+                    .entry((key.0, key.1, cell))
+                    .or_default()
+                    .push(index);
+            }
+            _ => self.wild.entry(key).or_default().push(index),
+        }
+    }
+}
+
+/// Whether a normal is of unit length closely enough for [`FirstMatch`]'s grid: two such
+/// normals with a dot product above cos 2° are less than 0.06 apart.
+fn unit_enough(n: [f32; 3]) -> bool {
+    let l = f64::from(n[0]) * f64::from(n[0])
+        + f64::from(n[1]) * f64::from(n[1])
+        + f64::from(n[2]) * f64::from(n[2]);
+    (l - 1.0).abs() < 0.001
+}
+
 // --- 2. one model ----------------------------------------------------------------------------
 
 fn build_model(mesh: &ModelMesh, model: &Model, diags: &mut Vec<Diagnostic>) -> Option<WorkModel> {
@@ -573,6 +687,10 @@ fn build_model(mesh: &ModelMesh, model: &Model, diags: &mut Vec<Diagnostic>) -> 
         norms: Vec::new(),
         meshes: Vec::new(),
     };
+    // Positions are truncated to 0.01 and match within 0.001 per axis; unit normals match
+    // above cos 2°, so within 0.08 of each other per axis (see `FirstMatch`).
+    let mut vert_index = FirstMatch::new(1.0, 0.01);
+    let mut norm_index = FirstMatch::new(0.25, 0.1);
     for (ti, tri) in mesh.mesh.triangles.iter().enumerate() {
         let Some(skinref) = mesh.material_of(tri).map(|m| m.index()) else {
             continue;
@@ -631,32 +749,35 @@ fn build_model(mesh: &ModelMesh, model: &Model, diags: &mut Vec<Diagnostic>) -> 
             let n = normalize(transform(c.normal, &fx.im));
             let bone = c.bone.0;
 
-            let norm = match wm
-                .norms
-                .iter()
-                .position(|(o, b, s)| dot(*o, n) > normal_blend && *b == bone && *s == skinref)
-            {
+            let n_wild = !unit_enough(n);
+            let norm = match norm_index.first((bone, skinref), n, n_wild, |k| {
+                wm.norms
+                    .get(k)
+                    .is_some_and(|(o, _, _)| dot(*o, n) > normal_blend)
+            }) {
                 Some(k) => k,
                 None => {
                     if wm.norms.len() >= MAX_VERTS {
                         diags.push(too_many(Code::GsTooManyNormals, "normals", mesh, c.span));
                         return None;
                     }
+                    norm_index.insert((bone, skinref), n, n_wild, wm.norms.len());
                     wm.norms.push((n, bone, skinref));
                     wm.norms.len() - 1
                 }
             };
-            let vert = match wm
-                .verts
-                .iter()
-                .position(|(o, b)| same_position(*o, local) && *b == bone)
-            {
+            let vert = match vert_index.first((bone, 0), local, false, |k| {
+                wm.verts
+                    .get(k)
+                    .is_some_and(|(o, _)| same_position(*o, local))
+            }) {
                 Some(k) => k,
                 None => {
                     if wm.verts.len() >= MAX_VERTS {
                         diags.push(too_many(Code::GsTooManyVertices, "vertices", mesh, c.span));
                         return None;
                     }
+                    vert_index.insert((bone, 0), local, false, wm.verts.len());
                     wm.verts.push((local, bone));
                     wm.verts.len() - 1
                 }

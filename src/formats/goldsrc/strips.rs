@@ -4,6 +4,8 @@
 //! `goldsrc.md` §4.15: a count (`+n` strip, `−n` fan), then `n` corners of four values
 //! (vertex, normal, s, t), repeated, and a final 0.
 
+use std::collections::HashMap;
+
 /// One triangle corner as the strip builder sees it.
 ///
 /// Two corners are the same for adjacency only when *every* field is identical, the float
@@ -20,6 +22,7 @@ pub struct StripCorner {
 }
 
 impl StripCorner {
+    #[cfg(test)]
     fn same(&self, o: &StripCorner) -> bool {
         self.vert == o.vert
             && self.norm == o.norm
@@ -28,6 +31,26 @@ impl StripCorner {
             && self.u.to_bits() == o.u.to_bits()
             && self.v.to_bits() == o.v.to_bits()
     }
+}
+
+/// A directed edge: its two corners, bit for bit.
+type EdgeKey = [u32; 12];
+
+fn edge_key(a: &StripCorner, b: &StripCorner) -> EdgeKey {
+    let c = |x: &StripCorner| {
+        [
+            x.vert as u32,
+            x.norm as u32,
+            x.s as u32,
+            x.t as u32,
+            x.u.to_bits(),
+            x.v.to_bits(),
+        ]
+    };
+    let (a, b) = (c(a), c(b));
+    [
+        a[0], a[1], a[2], a[3], a[4], a[5], b[0], b[1], b[2], b[3], b[4], b[5],
+    ]
 }
 
 /// The longest strip or fan Valve's tool emits (longer ones are skipped as candidates).
@@ -39,8 +62,21 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     let corner = |t: usize, c: usize| -> Option<&StripCorner> { tris.get(t)?.get(c % 3) };
 
     // Step 1-2: adjacency. `nb[t][e]` = (neighbour triangle, its edge) across edge e of t.
+    // Valve's loop: for each triangle i and each edge k of it not yet linked, the first
+    // triangle j > i that is not linked on all three edges, and its first edge e (linked or
+    // not) running the other way (corner e = corner k+1, corner e+1 = corner k). `edges` lists,
+    // per directed edge (its two corners), the (j, e) having it in that order, so the search
+    // is a walk of one short list from the first j > i.
     let mut nb: Vec<[Option<(usize, usize)>; 3]> = vec![[None; 3]; n];
     let mut linked: Vec<u8> = vec![0; n];
+    let mut edges: HashMap<EdgeKey, Vec<(usize, usize)>> = HashMap::with_capacity(n * 3);
+    for (j, tri) in tris.iter().enumerate() {
+        for e in 0..3 {
+            if let (Some(a), Some(b)) = (tri.get(e), tri.get((e + 1) % 3)) {
+                edges.entry(edge_key(a, b)).or_default().push((j, e));
+            }
+        }
+    }
     for i in 0..n {
         for k in 0..3 {
             if linked.get(i).is_some_and(|&m| m & (1 << k) != 0) {
@@ -49,29 +85,28 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
             let (Some(m1), Some(m2)) = (corner(i, k + 1), corner(i, k)) else {
                 continue;
             };
-            'scan: for j in i + 1..n {
-                if linked.get(j).copied() == Some(7) {
-                    continue;
+            let Some(list) = edges.get(&edge_key(m1, m2)) else {
+                continue;
+            };
+            let from = list.partition_point(|&(j, _)| j <= i);
+            let hit = list
+                .get(from..)
+                .unwrap_or(&[])
+                .iter()
+                .find(|&&(j, _)| linked.get(j).copied() != Some(7))
+                .copied();
+            if let Some((j, e)) = hit {
+                if let Some(x) = nb.get_mut(i).and_then(|x| x.get_mut(k)) {
+                    *x = Some((j, e));
                 }
-                for e in 0..3 {
-                    let (Some(a), Some(b)) = (corner(j, e), corner(j, e + 1)) else {
-                        continue;
-                    };
-                    if a.same(m1) && b.same(m2) {
-                        if let Some(x) = nb.get_mut(i).and_then(|x| x.get_mut(k)) {
-                            *x = Some((j, e));
-                        }
-                        if let Some(x) = nb.get_mut(j).and_then(|x| x.get_mut(e)) {
-                            *x = Some((i, k));
-                        }
-                        if let Some(x) = linked.get_mut(i) {
-                            *x |= 1 << k;
-                        }
-                        if let Some(x) = linked.get_mut(j) {
-                            *x |= 1 << e;
-                        }
-                        break 'scan;
-                    }
+                if let Some(x) = nb.get_mut(j).and_then(|x| x.get_mut(e)) {
+                    *x = Some((i, k));
+                }
+                if let Some(x) = linked.get_mut(i) {
+                    *x |= 1 << k;
+                }
+                if let Some(x) = linked.get_mut(j) {
+                    *x |= 1 << e;
                 }
             }
         }
@@ -109,8 +144,9 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
             t = j;
             c = e;
         }
-        for u in used.iter_mut() {
-            if *u == 2 {
+        // Only the run's triangles were marked 2.
+        for &(t, _) in &out {
+            if let Some(u) = used.get_mut(t) {
                 *u = 0;
             }
         }
@@ -223,6 +259,207 @@ pub fn decode_commands(cmds: &[i16]) -> Option<Vec<[[i16; 4]; 3]>> {
                 (corners.get(j - 1)?, corners.get(j - 2)?, corners.get(j)?)
             };
             out.push([*a, *b, *c]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The builder as first written: Valve's loops verbatim (quadratic adjacency scan).
+    fn reference(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
+        let n = tris.len();
+        let corner = |t: usize, c: usize| -> Option<&StripCorner> { tris.get(t)?.get(c % 3) };
+
+        // Step 1-2: adjacency. `nb[t][e]` = (neighbour triangle, its edge) across edge e of t.
+        let mut nb: Vec<[Option<(usize, usize)>; 3]> = vec![[None; 3]; n];
+        let mut linked: Vec<u8> = vec![0; n];
+        for i in 0..n {
+            for k in 0..3 {
+                if linked.get(i).is_some_and(|&m| m & (1 << k) != 0) {
+                    continue;
+                }
+                let (Some(m1), Some(m2)) = (corner(i, k + 1), corner(i, k)) else {
+                    continue;
+                };
+                'scan: for j in i + 1..n {
+                    if linked.get(j).copied() == Some(7) {
+                        continue;
+                    }
+                    for e in 0..3 {
+                        let (Some(a), Some(b)) = (corner(j, e), corner(j, e + 1)) else {
+                            continue;
+                        };
+                        if a.same(m1) && b.same(m2) {
+                            if let Some(x) = nb.get_mut(i).and_then(|x| x.get_mut(k)) {
+                                *x = Some((j, e));
+                            }
+                            if let Some(x) = nb.get_mut(j).and_then(|x| x.get_mut(e)) {
+                                *x = Some((i, k));
+                            }
+                            if let Some(x) = linked.get_mut(i) {
+                                *x |= 1 << k;
+                            }
+                            if let Some(x) = linked.get_mut(j) {
+                                *x |= 1 << e;
+                            }
+                            break 'scan;
+                        }
+                    }
+                }
+            }
+        }
+
+        // Steps 3-4: the run from (start triangle, start corner), strip or fan.
+        // `used`: 0 free, 1 emitted, 2 in the run being measured.
+        let mut used: Vec<u8> = vec![0; n];
+        let run = |used: &mut Vec<u8>, start: usize, c0: usize, fan: bool| -> Vec<(usize, usize)> {
+            let mut out = vec![
+                (start, c0 % 3),
+                (start, (c0 + 1) % 3),
+                (start, (c0 + 2) % 3),
+            ];
+            if let Some(u) = used.get_mut(start) {
+                *u = 2;
+            }
+            let (mut t, mut c) = (start, c0);
+            loop {
+                let edge = if !fan && out.len() % 2 == 1 {
+                    (c + 1) % 3
+                } else {
+                    (c + 2) % 3
+                };
+                let Some((j, e)) = nb.get(t).and_then(|x| x.get(edge)).copied().flatten() else {
+                    break;
+                };
+                if used.get(j).is_none_or(|&u| u != 0) {
+                    break;
+                }
+                out.push((j, (e + 2) % 3));
+                if let Some(u) = used.get_mut(j) {
+                    *u = 2;
+                }
+                t = j;
+                c = e;
+            }
+            for u in used.iter_mut() {
+                if *u == 2 {
+                    *u = 0;
+                }
+            }
+            out
+        };
+
+        // Step 5: greedy selection.
+        let mut commands: Vec<i16> = Vec::new();
+        let mut runs = 0usize;
+        let mut peak: Vec<usize> = vec![n; n];
+        let mut i = 0;
+        while i < n {
+            if used.get(i).is_some_and(|&u| u != 0) {
+                i += 1;
+                continue;
+            }
+            let mut best: Vec<(usize, usize)> = Vec::new();
+            let mut best_fan = false;
+            let mut k = i;
+            while k < n && best.len() < MAX_RUN {
+                if used.get(k).is_some_and(|&u| u != 0)
+                    || peak.get(k).is_some_and(|&p| p <= best.len())
+                {
+                    k += 1;
+                    continue;
+                }
+                let mut local_peak = 0;
+                for fan in [false, true] {
+                    for c in 0..3 {
+                        let r = run(&mut used, k, c, fan);
+                        if r.len() <= MAX_RUN && r.len() > best.len() {
+                            best = r.clone();
+                            best_fan = fan;
+                        }
+                        local_peak = local_peak.max(r.len());
+                    }
+                }
+                if let Some(p) = peak.get_mut(k) {
+                    *p = local_peak;
+                }
+                k += 1;
+            }
+            for &(t, _) in &best {
+                if let Some(u) = used.get_mut(t) {
+                    *u = 1;
+                }
+            }
+            let len = best.len() as i16;
+            commands.push(if best_fan { -len } else { len });
+            for &(t, c) in &best {
+                if let Some(sc) = corner(t, c) {
+                    commands.extend_from_slice(&[
+                        sc.vert as i16,
+                        sc.norm as i16,
+                        sc.s as i16,
+                        sc.t as i16,
+                    ]);
+                }
+            }
+            runs += 1;
+            if best.is_empty() {
+                // Every candidate was longer than 127 (Valve's tool would emit a 0 here and loop
+                // forever); emit the triangle on its own so the list stays complete.
+                commands.pop();
+                if let Some(tri) = tris.get(i) {
+                    commands.push(3);
+                    for sc in tri {
+                        commands.extend_from_slice(&[
+                            sc.vert as i16,
+                            sc.norm as i16,
+                            sc.s as i16,
+                            sc.t as i16,
+                        ]);
+                    }
+                }
+                if let Some(u) = used.get_mut(i) {
+                    *u = 1;
+                }
+            }
+        }
+        commands.push(0);
+        (commands, runs)
+    }
+
+    #[test]
+    fn edge_map_gives_the_same_commands_as_the_quadratic_scan() {
+        let mut state = 0x9E3779B97F4A7C15u64;
+        let mut next = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for round in 0..400 {
+            // Few distinct corners, so that edges are shared (often by more than two
+            // triangles), with degenerate triangles and repeated triangles.
+            let pool = 3 + next(12 + round % 40) as i32;
+            let n = 1 + next(1 + 2 * pool as u64 * (1 + round % 5)) as usize;
+            let corner = |k: i32| StripCorner {
+                vert: k,
+                norm: k % 3,
+                s: 0,
+                t: 0,
+                u: (k % 2) as f32,
+                v: 0.0,
+            };
+            let tris: Vec<[StripCorner; 3]> = (0..n)
+                .map(|_| {
+                    let a = next(pool as u64) as i32;
+                    let b = next(pool as u64) as i32;
+                    let c = next(pool as u64) as i32;
+                    [corner(a), corner(b), corner(c)]
+                })
+                .collect();
+            assert_eq!(build_commands(&tris), reference(&tris), "round {round}");
         }
     }
 }

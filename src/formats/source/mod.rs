@@ -6,6 +6,7 @@
 //! VTX strip groups and strips within the bone limits, ordered by meshopt; [`write`] lays out
 //! the files; [`read`] reads them back for [`inspect`] and the tests.
 
+pub mod dump;
 pub mod math;
 pub mod prepare;
 pub mod read;
@@ -174,6 +175,36 @@ pub fn check(f: &Files) -> Vec<String> {
             total += md.rec.numvertices.max(0) as usize;
         }
     }
+    // per-LOD vertex counts: the VVD header's against the sum of the meshes' (7.4)
+    for l in 0..8 {
+        let mut sum = 0i64;
+        for bp in &m.body_parts {
+            for md in &bp.models {
+                for me in &md.meshes {
+                    sum += me.rec.num_lod_vertexes[l] as i64;
+                }
+            }
+        }
+        let hl = vvd.hdr.num_lod_vertexes[l] as i64;
+        if l < nl && sum != hl {
+            p.push(format!(
+                "VVD header numLODVertexes[{l}] is {hl} but the MDL's meshes have {sum} LOD-{l} vertices"
+            ));
+        }
+    }
+    for bp in &m.body_parts {
+        for md in &bp.models {
+            for (k, me) in md.meshes.iter().enumerate() {
+                let c = &me.rec.num_lod_vertexes;
+                if c.windows(2).take(nl.saturating_sub(1)).any(|w| w[1] > w[0]) {
+                    p.push(format!(
+                        "model `{}` mesh {k}: numLODVertexes {c:?} grow with the LOD",
+                        md.rec.name.as_str()
+                    ));
+                }
+            }
+        }
+    }
     if total != vvd.vertices.len() {
         p.push(format!(
             "the MDL's models have {total} vertices, the VVD {}",
@@ -283,7 +314,7 @@ pub fn check(f: &Files) -> Vec<String> {
 }
 
 /// Reads an MDL v48 (with its .vvd/.vtx siblings found through `fs`) for `mdlc inspect`: a
-/// readable dump and invariant problems.
+/// readable dump (or JSON) of every record, and the invariant problems.
 pub fn inspect(
     path: &Path,
     fs: &dyn crate::project::files::Fs,
@@ -291,103 +322,12 @@ pub fn inspect(
 ) -> Result<(String, Vec<String>), String> {
     let f = read_files(path, fs)?;
     let problems = check(&f);
-    let m = &f.mdl;
     let text = if json {
-        let v = serde_json::json!({
-            "name": m.hdr.name.as_str(),
-            "checksum": m.hdr.checksum,
-            "flags": m.hdr.flags,
-            "bones": m.bones.iter().map(|b| serde_json::json!({
-                "name": b.name, "parent": b.rec.parent, "pos": b.rec.pos, "quat": b.rec.quat,
-                "flags": b.rec.flags})).collect::<Vec<_>>(),
-            "textures": m.textures,
-            "cdmaterials": m.cd_materials,
-            "skins": m.skins,
-            "body_parts": m.body_parts.iter().map(|bp| serde_json::json!({
-                "name": bp.name,
-                "models": bp.models.iter().map(|md| serde_json::json!({
-                    "name": md.rec.name.as_str(),
-                    "vertices": md.rec.numvertices,
-                    "meshes": md.meshes.iter().map(|me| serde_json::json!({
-                        "material": me.rec.material, "vertices": me.rec.numvertices,
-                        "lod_vertices": me.rec.num_lod_vertexes})).collect::<Vec<_>>()
-                })).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-            "attachments": m.attachments.iter().map(|a| serde_json::json!({"name": a.name, "bone": a.rec.localbone})).collect::<Vec<_>>(),
-            "hitbox_sets": m.hitbox_sets.iter().map(|s| serde_json::json!({"name": s.name,
-                "boxes": s.boxes.iter().map(|(_, b)| serde_json::json!({"bone": b.bone, "group": b.group, "min": b.bbmin, "max": b.bbmax})).collect::<Vec<_>>()})).collect::<Vec<_>>(),
-            "sequences": m.sequences,
-            "lods": f.vvd.as_ref().map(|v| v.hdr.num_lods),
-            "vvd_vertices": f.vvd.as_ref().map(|v| v.vertices.len()),
-            "problems": problems,
-        });
-        v.to_string()
+        let mut t = dump::to_json(&f, &problems).to_string();
+        t.push('\n');
+        t
     } else {
-        let mut s = String::new();
-        use std::fmt::Write as _;
-        let _ = writeln!(
-            s,
-            "MDL v48 `{}`: checksum {}, flags 0x{:x}, {} bytes",
-            m.hdr.name.as_str(),
-            m.hdr.checksum,
-            m.hdr.flags,
-            m.file_len
-        );
-        let _ = writeln!(s, "bones ({}):", m.bones.len());
-        for (i, b) in m.bones.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "  {i:3} {:<32} parent {:3} flags 0x{:08x} pos {:?}",
-                b.name, b.rec.parent, b.rec.flags, b.rec.pos
-            );
-        }
-        let _ = writeln!(s, "textures: {:?}", m.textures);
-        let _ = writeln!(s, "cdmaterials: {:?}", m.cd_materials);
-        let _ = writeln!(s, "skins: {:?}", m.skins);
-        for bp in &m.body_parts {
-            let _ = writeln!(s, "body part `{}`:", bp.name);
-            for md in &bp.models {
-                let _ = writeln!(
-                    s,
-                    "  model `{}`: {} vertices, {} meshes",
-                    md.rec.name.as_str(),
-                    md.rec.numvertices,
-                    md.meshes.len()
-                );
-                for me in &md.meshes {
-                    let _ = writeln!(
-                        s,
-                        "    mesh material {} vertices {} per LOD {:?}",
-                        me.rec.material, me.rec.numvertices, me.rec.num_lod_vertexes
-                    );
-                }
-            }
-        }
-        for a in &m.attachments {
-            let _ = writeln!(s, "attachment `{}` on bone {}", a.name, a.rec.localbone);
-        }
-        for hs in &m.hitbox_sets {
-            let _ = writeln!(s, "hitbox set `{}`: {} boxes", hs.name, hs.boxes.len());
-        }
-        let _ = writeln!(s, "sequences: {:?}", m.sequences);
-        if let Some(v) = &f.vvd {
-            let _ = writeln!(
-                s,
-                "VVD: {} LODs, {} vertices, {} fix-ups",
-                v.hdr.num_lods,
-                v.vertices.len(),
-                v.fixups.len()
-            );
-        }
-        for (v, x) in &f.vtx {
-            let _ = writeln!(
-                s,
-                "{}: {} body parts, max {} bones per strip",
-                v.extension(),
-                x.body_parts.len(),
-                x.hdr.max_bones_per_strip
-            );
-        }
-        s
+        dump::to_text(&f, &problems)
     };
     Ok((text, problems))
 }

@@ -917,9 +917,20 @@ struct RawVertex {
     lod_mask: u32,
 }
 
+/// Grid cell of a position for the LOD-0 lookup of LOD-n corners (cells of 0.01 units).
+fn cell(p: [f32; 3]) -> [i64; 3] {
+    p.map(|x| (x as f64 * 100.0).floor() as i64)
+}
+
+/// How close a LOD-n corner must be to a LOD-0 vertex of its mesh to reuse it: position and
+/// uv within 0.001 per component, normals within 1° (`source-geometry.md` 7.4).
+const LOD_REUSE_EPS: f32 = 0.001;
+
 struct MeshBuild {
     verts: Vec<RawVertex>,
     index: HashMap<Key, Vec<u32>>,
+    /// LOD-0 vertices by grid cell.
+    lod0_grid: HashMap<[i64; 3], Vec<u32>>,
     tris: Vec<Vec<[u32; 3]>>,
     seen: Vec<std::collections::HashSet<[u32; 3]>>,
 }
@@ -929,6 +940,7 @@ impl MeshBuild {
         MeshBuild {
             verts: Vec::new(),
             index: HashMap::new(),
+            lod0_grid: HashMap::new(),
             tris: vec![Vec::new(); num_lods],
             seen: vec![Default::default(); num_lods],
         }
@@ -949,6 +961,12 @@ impl MeshBuild {
             weights: weights.iter().map(|w| (w.0 .0, w.1.to_bits())).collect(),
         };
         let zero = math::dot(normal, normal) == 0.0;
+        if lod > 0 && !zero {
+            if let Some(i) = self.lod0_match(pos, normal, uv) {
+                self.verts[i as usize].lod_mask |= 1 << lod;
+                return i;
+            }
+        }
         let list = self.index.entry(key).or_default();
         if !zero {
             for &i in list.iter() {
@@ -961,6 +979,9 @@ impl MeshBuild {
         }
         let i = self.verts.len() as u32;
         list.push(i);
+        if lod == 0 {
+            self.lod0_grid.entry(cell(pos)).or_default().push(i);
+        }
         self.verts.push(RawVertex {
             pos,
             normal,
@@ -969,6 +990,37 @@ impl MeshBuild {
             lod_mask: 1 << lod,
         });
         i
+    }
+
+    /// The first LOD-0 vertex (in creation order) a LOD-n corner may reuse.
+    fn lod0_match(&self, pos: [f32; 3], normal: [f32; 3], uv: [f32; 2]) -> Option<u32> {
+        let cos1 = (1.0f32).to_radians().cos();
+        let c = cell(pos);
+        let mut best: Option<u32> = None;
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    let Some(list) = self.lod0_grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else {
+                        continue;
+                    };
+                    for &i in list {
+                        if best.is_some_and(|b| b <= i) {
+                            break;
+                        }
+                        let v = &self.verts[i as usize];
+                        let near = (0..3).all(|k| (v.pos[k] - pos[k]).abs() <= LOD_REUSE_EPS)
+                            && (0..2).all(|k| (v.uv[k] - uv[k]).abs() <= LOD_REUSE_EPS);
+                        if near
+                            && math::dot(v.normal, v.normal) > 0.0
+                            && math::dot(v.normal, normal) > cos1
+                        {
+                            best = Some(i);
+                        }
+                    }
+                }
+            }
+        }
+        best
     }
 
     fn finish(

@@ -45,6 +45,16 @@ pub struct Mdl {
     pub skins: Vec<Vec<i16>>,
     pub body_parts: Vec<RBodyPart>,
     pub sequences: Vec<String>,
+    /// The texture records, in the order of `textures`.
+    pub texture_recs: Vec<Texture>,
+    /// Every sequence: label, activity name, record.
+    pub seq_recs: Vec<(String, String, SeqDesc)>,
+    /// Every local animation: name, record.
+    pub anims: Vec<(String, AnimDesc)>,
+    pub surfaceprop: String,
+    pub keyvalues: String,
+    /// The model name stored behind `studiohdr2.sznameindex` (empty when there is none).
+    pub hdr2_name: String,
 }
 
 fn count(n: i32, max: i32, what: &str) -> Result<usize, String> {
@@ -110,10 +120,12 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         });
     }
     let mut textures = Vec::new();
+    let mut texture_recs = Vec::new();
     for i in 0..count(hdr.numtextures, 4096, "texture")? {
         let at = hdr.textureindex as i64 + (i * Texture::SIZE) as i64;
         let t: Texture = read(b, at, "texture")?;
         textures.push(read_cstr(b, at + t.sznameindex as i64)?);
+        texture_recs.push(t);
     }
     let mut cd_materials = Vec::new();
     for i in 0..count(hdr.numcdtextures, 4096, "cd texture")? {
@@ -161,11 +173,43 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         });
     }
     let mut sequences = Vec::new();
+    let mut seq_recs = Vec::new();
     for i in 0..count(hdr.numlocalseq, 65536, "sequence")? {
         let at = hdr.localseqindex as i64 + (i * SeqDesc::SIZE) as i64;
         let s: SeqDesc = read(b, at, "sequence")?;
-        sequences.push(read_cstr(b, at + s.szlabelindex as i64)?);
+        let label = read_cstr(b, at + s.szlabelindex as i64)?;
+        let activity = if s.szactivitynameindex == 0 {
+            String::new()
+        } else {
+            read_cstr(b, at + s.szactivitynameindex as i64)?
+        };
+        sequences.push(label.clone());
+        seq_recs.push((label, activity, s));
     }
+    let mut anims = Vec::new();
+    for i in 0..count(hdr.numlocalanim, 65536, "animation")? {
+        let at = hdr.localanimindex as i64 + (i * AnimDesc::SIZE) as i64;
+        let a: AnimDesc = read(b, at, "animdesc")?;
+        anims.push((read_cstr(b, at + a.sznameindex as i64)?, a));
+    }
+    let opt_str = |at: i32| -> Result<String, String> {
+        if at == 0 {
+            Ok(String::new())
+        } else {
+            read_cstr(b, at as i64)
+        }
+    };
+    let surfaceprop = opt_str(hdr.surfacepropindex)?;
+    let keyvalues = if hdr.keyvaluesize > 0 {
+        opt_str(hdr.keyvalueindex)?
+    } else {
+        String::new()
+    };
+    let hdr2_name = if hdr.studiohdr2index != 0 && hdr2.sznameindex != 0 {
+        read_cstr(b, hdr.studiohdr2index as i64 + hdr2.sznameindex as i64)?
+    } else {
+        String::new()
+    };
     Ok(Mdl {
         hdr,
         hdr2,
@@ -178,6 +222,12 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         skins,
         body_parts,
         sequences,
+        texture_recs,
+        seq_recs,
+        anims,
+        surfaceprop,
+        keyvalues,
+        hdr2_name,
     })
 }
 
