@@ -1077,7 +1077,10 @@ fn inspect_exits_1_when_a_companion_is_missing() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("ext01.mdl"), "{stderr}");
     assert!(
-        stderr.contains("the main file has no textures and no T file was given"),
+        stderr.contains("the model keeps its textures in `")
+            && stderr.contains("extT.mdl`, which cannot be read"),
         "{stderr}"
     );
+    // Each missing companion is reported once.
+    assert_eq!(stderr.matches("ext01.mdl").count(), 1, "{stderr}");
 }

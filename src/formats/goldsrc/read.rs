@@ -1570,7 +1570,17 @@ fn show_f32(v: f32) -> String {
 fn chars_value(bytes: &[u8], fl: &Field) -> String {
     let s = bytes.get(fl.offset..fl.offset + fl.count).unwrap_or(&[]);
     let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    let mut out = format!("{:?}", String::from_utf8_lossy(&s[..end]));
+    let text: String = String::from_utf8_lossy(&s[..end])
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    let mut out = format!("\"{text}\"");
     if end == s.len() && s.len() > 4 {
         out.push_str(" (fills the field, no NUL)");
     } else if s[end..].iter().any(|&c| c != 0) {
