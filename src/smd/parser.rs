@@ -202,8 +202,49 @@ fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f
     (count == N + 1).then_some((v, span, vals))
 }
 
+/// One number of a line read by [`plain_line`]: byte range in the file, kind, value.
+#[derive(Clone, Copy, Debug)]
+struct Num {
+    start: u32,
+    end: u32,
+    kind: Token,
+    value: f32,
+}
+
+/// Splits a line into plain numbers as the lexer and the parser would read them, into `out`.
+/// `false` (and `out` unusable) for any other line: a word, a comment, a quote, a value out of
+/// range. The general path then reads the line.
+fn plain_line(text: &str, base: u32, out: &mut Vec<Num>) -> bool {
+    out.clear();
+    let b = text.as_bytes();
+    let mut i = 0usize;
+    loop {
+        while b.get(i).is_some_and(|&c| is_blank(c)) {
+            i += 1;
+        }
+        if i >= b.len() {
+            return true;
+        }
+        let start = i;
+        while b.get(i).is_some_and(|&c| !is_blank(c)) {
+            i += 1;
+        }
+        let Some((kind, Some(value))) = text.get(start..i).and_then(read_number) else {
+            return false;
+        };
+        out.push(Num {
+            start: base + start as u32,
+            end: base + i as u32,
+            kind,
+            value,
+        });
+    }
+}
+
 struct Parser<'a> {
     src: &'a str,
+    /// Scratch space of the fast vertex path.
+    nums: Vec<Num>,
     file: FileId,
     diags: Vec<Diagnostic>,
     toks: Vec<Tok>,
@@ -231,6 +272,7 @@ impl<'a> Parser<'a> {
     fn new(src: &'a str, file: FileId) -> Self {
         Parser {
             src,
+            nums: Vec::with_capacity(32),
             file,
             diags: Vec::new(),
             toks: Vec::with_capacity(32),
@@ -567,26 +609,89 @@ impl<'a> Parser<'a> {
         true
     }
 
-    /// See [`Parser::line`]: `bone x y z nx ny nz u v` (no links) in a triangle.
+    /// See [`Parser::line`]: `bone x y z nx ny nz u v [count bone weight …]` in a triangle,
+    /// when every value is valid; any problem (the general path reports it) returns `false`.
     fn fast_vertex_line(&mut self, line: Span) -> bool {
-        let Some((bone, bone_span, v)) =
-            plain_numbers::<8>(self.text(line.start, line.end), line.start)
-        else {
+        let mut nums = std::mem::take(&mut self.nums);
+        let done = plain_line(self.text(line.start, line.end), line.start, &mut nums)
+            && self.fast_vertex(line, &nums);
+        self.nums = nums;
+        done
+    }
+
+    fn fast_vertex(&mut self, line: Span, n: &[Num]) -> bool {
+        let whole = |x: &Num| -> Option<i32> {
+            (x.kind == Token::Int)
+                .then(|| self.text(x.start, x.end).parse::<i32>().ok())
+                .flatten()
+        };
+        let (Some(first), Some(vals)) = (n.first(), n.get(1..9)) else {
+            return false;
+        };
+        let Some(bone) = whole(first) else {
             return false;
         };
         if !self.bone_known(bone) {
             return false;
         }
-        self.saw_content = true;
-        let v = Vertex {
+        let mut v = Vertex {
             bone,
-            pos: [v[0], v[1], v[2]],
-            normal: [v[3], v[4], v[5]],
-            uv: [v[6], v[7]],
+            pos: [vals[0].value, vals[1].value, vals[2].value],
+            normal: [vals[3].value, vals[4].value, vals[5].value],
+            uv: [vals[6].value, vals[7].value],
             line,
-            bone_span,
+            bone_span: Span::new(first.start, first.end),
             ..Vertex::default()
         };
+        if let Some(tc) = n.get(9) {
+            // Links: every pair valid, or the general path reports what is wrong.
+            let pairs = n.get(10..).unwrap_or(&[]);
+            let Some(count) = whole(tc) else { return false };
+            if count < 0 || pairs.len() != 2 * count as usize {
+                return false;
+            }
+            let mut sum = 0f32;
+            for p in pairs.chunks(2) {
+                let [b, w] = p else { return false };
+                let Some(bone) = whole(b) else { return false };
+                if !self.bone_known(bone) || !(0.0..=1.0).contains(&w.value) {
+                    return false;
+                }
+                sum += w.value;
+            }
+            let Some(t) = self.out.triangles.as_mut() else {
+                return false;
+            };
+            let first_link = t.links.len();
+            let mut dup = false;
+            for p in pairs.chunks(2) {
+                if let [b, w] = p {
+                    let bone = self
+                        .src
+                        .get(b.start as usize..b.end as usize)
+                        .and_then(|s| s.parse::<i32>().ok())
+                        .unwrap_or(0);
+                    dup |= t
+                        .links
+                        .get(first_link..)
+                        .is_some_and(|ls| ls.iter().any(|l| l.bone == bone));
+                    t.links.push(Link {
+                        bone,
+                        weight: w.value,
+                        bone_span: Span::new(b.start, b.end),
+                    });
+                }
+            }
+            if count > 0 && (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
+                self.repeat_warning(RepeatKind::WeightSum, line, sum);
+            }
+            if dup {
+                self.repeat_warning(RepeatKind::DuplicateLink, line, sum);
+            }
+            v.has_link_count = true;
+            v.links = (first_link as u32, count as u32);
+        }
+        self.saw_content = true;
         self.add_vertex(v, true);
         true
     }
@@ -1751,6 +1856,13 @@ mod tests {
             "version 1\nnodes\n0 \"a\" -1\nend\nskeleton\ntime 0\n0 1 2 3 4 5 6\n1 1 2 3 4 5 6\n0 1 2 3 4 5\n0 1 2 3 4 5 6 7\n0 1e 2 3 4 5 6\n0 1 2 3 4 5 1e99\n99999999999 1 2 3 4 5 6\n-0 -.5 +.5 1. 2e3 3 4 // c\nend\n",
             "version 1\nnodes\n0 \"a\" -1\nend\ntriangles\nm\n0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8 1 0 1\n1 1 2 3 4 5 6 7 8\nm\n0 1 2 3 4 5 6 7\n0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8\nend\n",
             "version 1\nskeleton\n0 1 2 3 4 5 6\ntime x\n0 1 2 3 4 5 6\nend\n",
+            // Links: valid, zero count, duplicate bones, sums off, and every kind of broken pair.
+            "version 1\nnodes\n0 \"a\" -1\n1 \"b\" 0\nend\ntriangles\nm\n\
+             0 1 2 3 4 5 6 7 8 2 0 0.25 1 0.75\n0 1 2 3 4 5 6 7 8 0\n1 1 2 3 4 5 6 7 8 2 1 0.5 1 0.5\n\
+             m\n0 1 2 3 4 5 6 7 8 2 0 0.2 1 0.3\n0 1 2 3 4 5 6 7 8 1 5 1\n0 1 2 3 4 5 6 7 8 1 0 1.5\n\
+             m\n0 1 2 3 4 5 6 7 8 2 0 1\n0 1 2 3 4 5 6 7 8 1.0 0 1\n0 1 2 3 4 5 6 7 8 -1\n\
+             m\n0 1 2 3 4 5 6 7 8 1 0.5 1\n0 1 2 3 4 5 6 7 8 1 0 x\n0 1 2 3 4 5 6 7 8 3 0 0.1 1 0.2 0 0.3 // c\n\
+             m\n0 1 2 3 4 5 6 7 8 2 0 0.5 1 0.49\n0 1 2 3 4 5 6 7 8 2 1 0.5 1 0.5\n0 1 2 3 4 5 6 7 8 99999999999 0 1\nend\n",
         ];
         for t in texts {
             let (a, b) = both_ways(t);
