@@ -641,3 +641,35 @@ fn build_of_a_corpus_model_equals_valves_file() {
     let valve = std::fs::read(corpus.join("goldsrc-hl1/expected/cube/cube.mdl")).unwrap();
     assert!(ours == valve, "cube.mdl differs from Valve's");
 }
+
+/// goldsrc.md §8.3: without `$cdtexture`, textures are looked up in `$cd`, not in the folder of
+/// the mesh that names them (here a mesh in `meshes/`, its texture beside the QC).
+#[test]
+fn without_cdtexture_textures_come_from_cd() {
+    let dir = scratch("textures_from_cd");
+    std::fs::create_dir_all(dir.join("meshes")).unwrap();
+    std::fs::write(
+        dir.join("meshes/box.smd"),
+        "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\ntri.bmp\n\
+         0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        Path::new(ROOT).join("testdata/goldsrc/write/tri/tri.bmp"),
+        dir.join("tri.bmp"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("box.qc"),
+        "$modelname box.mdl\n$cd \".\"\n$body body \"meshes/box\"\n$sequence idle \"meshes/box\"\n",
+    )
+    .unwrap();
+    let o = mdlc(&["build", "box.qc", "-o", "out", "--color", "never"], &dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.join("out/box.mdl").is_file());
+    // A texture only beside the mesh is not found there: Valve's tool would not find it either.
+    std::fs::rename(dir.join("tri.bmp"), dir.join("meshes/tri.bmp")).unwrap();
+    let o = mdlc(&["build", "box.qc", "-o", "out2", "--color", "never"], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0500]"), "{}", stderr(&o));
+}

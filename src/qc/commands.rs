@@ -62,6 +62,20 @@ pub fn parse_project(
         cmd_name: String::new(),
     };
     p.run();
+    // Valve's HL1 tool looks textures up in the `$cdtexture` folders, else in `$cd` (else the
+    // current folder, which is the QC's): make that fallback an explicit texture folder, so
+    // the model (and a TOML imported from it) says where its textures are.
+    if p.dialect == Dialect::Hl1 && p.spec.texture_dirs.is_empty() && !p.spec.body_parts.is_empty()
+    {
+        let span =
+            p.cd.as_ref()
+                .map(|(_, s)| *s)
+                .or_else(|| tokens.first().map(|t| t.span));
+        if let Some(span) = span {
+            let dir = p.src_base();
+            p.spec.texture_dirs.push(Spanned::new(dir, span));
+        }
+    }
     p.spec
 }
 
