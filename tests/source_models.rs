@@ -307,3 +307,49 @@ fn readers_never_panic_on_garbage() {
         }
     }
 }
+
+/// `mdlc inspect` on a broken file whose bone parents form a cycle must finish (and report it),
+/// not loop: the creature's bones 1 and 2 are made each other's parent.
+#[test]
+fn inspect_finishes_on_a_parent_cycle() {
+    use mdlc::diag::Sources;
+    use mdlc::driver::{self, InputKind};
+    use mdlc::project::files::RealFs;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let toml = root.join("testdata/models/creature/model.toml");
+    let spec = driver::read_project(
+        &toml,
+        InputKind::Toml,
+        &RealFs,
+        None,
+        &mut sources,
+        &mut diags,
+    )
+    .unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("parent_cycle");
+    let _ = std::fs::remove_dir_all(&dir);
+    let files =
+        driver::compile_source(&spec, &RealFs, Some(&dir), &mut sources, &mut diags).unwrap();
+    driver::write_outputs(&files).unwrap();
+    let mdl_path = files
+        .iter()
+        .map(|(p, _)| p)
+        .find(|p| p.extension().is_some_and(|e| e == "mdl"))
+        .unwrap();
+    let mut mdl = std::fs::read(mdl_path).unwrap();
+    let at = |b: &[u8], o: usize| i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    // studiohdr_t.boneindex at 160; mstudiobone_t is 216 bytes with `parent` at +4.
+    let bones = at(&mdl, 160) as usize;
+    for (bone, parent) in [(1usize, 2i32), (2, 1)] {
+        let o = bones + bone * 216 + 4;
+        mdl[o..o + 4].copy_from_slice(&parent.to_le_bytes());
+    }
+    std::fs::write(mdl_path, &mdl).unwrap();
+    let (_, problems) = mdlc::formats::source::inspect(mdl_path, &RealFs, false).unwrap();
+    assert!(
+        problems.iter().any(|p| p.contains("not an earlier bone")),
+        "{problems:?}"
+    );
+}

@@ -271,7 +271,13 @@ pub fn check(f: &Files) -> Vec<String> {
                                 if let Some(vx) = vvd.vertices.get(vi) {
                                     for s in 0..(vx.numbones.min(3) as usize) {
                                         let mut b = vx.bone[s] as i32;
-                                        while b >= 0 && (b as usize) < m.bones.len() {
+                                        // Bounded: a broken file may have parents in a cycle.
+                                        let mut steps = 0;
+                                        while b >= 0
+                                            && (b as usize) < m.bones.len()
+                                            && steps <= m.bones.len()
+                                        {
+                                            steps += 1;
                                             if m.bones[b as usize].rec.flags & (0x400 << l) == 0 {
                                                 p.push(format!("bone `{}` lacks the LOD-{l} vertex flag (0x{:x}) although a vertex of {ext} LOD {l} depends on it", m.bones[b as usize].name, 0x400 << l));
                                                 b = -1;
