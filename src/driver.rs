@@ -618,9 +618,7 @@ pub fn build_paths(
     }
 
     let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len());
+    let threads = crate::ir::build::cores().min(paths.len());
     if threads <= 1 {
         let mut build = Build::default();
         for path in &paths {
@@ -630,6 +628,7 @@ pub fn build_paths(
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
+        let _worker = crate::ir::build::ProjectWorker::enter();
         let mut done = Vec::new();
         loop {
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

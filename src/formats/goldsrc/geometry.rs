@@ -567,9 +567,9 @@ fn load_texture(
 struct FirstMatch {
     size: f32,
     margin: f32,
-    cells: std::collections::HashMap<(u32, usize, [i32; 3]), Vec<usize>>,
-    wild: std::collections::HashMap<(u32, usize), Vec<usize>>,
-    all: std::collections::HashMap<(u32, usize), Vec<usize>>,
+    cells: super::hash::FastMap<(u32, usize, [i32; 3]), Vec<usize>>,
+    wild: super::hash::FastMap<(u32, usize), Vec<usize>>,
+    all: super::hash::FastMap<(u32, usize), Vec<usize>>,
 }
 
 impl FirstMatch {
@@ -577,9 +577,9 @@ impl FirstMatch {
         FirstMatch {
             size,
             margin,
-            cells: std::collections::HashMap::new(),
-            wild: std::collections::HashMap::new(),
-            all: std::collections::HashMap::new(),
+            cells: super::hash::FastMap::default(),
+            wild: super::hash::FastMap::default(),
+            all: super::hash::FastMap::default(),
         }
     }
 
@@ -674,7 +674,7 @@ fn unit_enough(n: [f32; 3]) -> bool {
 fn build_model(mesh: &ModelMesh, model: &Model, diags: &mut Vec<Diagnostic>) -> Option<WorkModel> {
     let fixups = build_fixups(mesh, model);
     // Merged bone → the file bone that maps to it (the corner's first column).
-    let mut file_of: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    let mut file_of: super::hash::FastMap<u32, usize> = super::hash::FastMap::default();
     for (i, b) in mesh.file_bones.iter().enumerate() {
         if let Some(id) = b.bone {
             file_of.entry(id.0).or_insert(i);

@@ -17,6 +17,7 @@ pub mod animation;
 pub mod bmp;
 pub mod compile;
 pub mod geometry;
+pub mod hash;
 pub mod model;
 pub mod read;
 pub mod rle;

@@ -4,7 +4,7 @@
 //! `goldsrc.md` §4.15: a count (`+n` strip, `−n` fan), then `n` corners of four values
 //! (vertex, normal, s, t), repeated, and a final 0.
 
-use std::collections::HashMap;
+use super::hash::FastMap;
 
 /// One triangle corner as the strip builder sees it.
 ///
@@ -69,7 +69,8 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     // is a walk of one short list from the first j > i.
     let mut nb: Vec<[Option<(usize, usize)>; 3]> = vec![[None; 3]; n];
     let mut linked: Vec<u8> = vec![0; n];
-    let mut edges: HashMap<EdgeKey, Vec<(usize, usize)>> = HashMap::with_capacity(n * 3);
+    let mut edges: FastMap<EdgeKey, Vec<(usize, usize)>> =
+        FastMap::with_capacity_and_hasher(n * 3, Default::default());
     for (j, tri) in tris.iter().enumerate() {
         for e in 0..3 {
             if let (Some(a), Some(b)) = (tri.get(e), tri.get((e + 1) % 3)) {

@@ -109,7 +109,7 @@ pub struct BoneVerts {
 
 impl BoneVerts {
     pub fn new(verts: &[(usize, [f32; 3])]) -> BoneVerts {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::formats::goldsrc::hash::FastSet::default();
         let mut ordered = Vec::new();
         for &(b, v) in verts {
             if seen.insert((b, v.map(f32::to_bits))) {
