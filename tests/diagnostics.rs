@@ -10,6 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -94,20 +96,11 @@ fn expectations(path: &Path) -> Vec<(String, usize)> {
         std::fs::read(path).unwrap()
     };
     let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    let first = String::from_utf8_lossy(first);
-    let rest = first
-        .trim_end()
-        .strip_prefix("// expect:")
-        .unwrap_or_else(|| panic!("{}: first line is not `// expect: …`", relative(path)));
-    rest.split(',')
-        .map(|entry| {
-            let words: Vec<&str> = entry.split_whitespace().collect();
-            match words.as_slice() {
-                [code, "line", n] => (code.to_string(), n.parse().unwrap()),
-                _ => panic!("{}: bad expect entry `{entry}`", relative(path)),
-            }
-        })
-        .collect()
+    common::parse_expectations(
+        &String::from_utf8_lossy(first),
+        "// expect:",
+        &relative(path),
+    )
 }
 
 fn json_line(sources: &Sources, d: &Diagnostic) -> Option<usize> {

@@ -354,16 +354,8 @@ fn ok_fixtures_read_without_diagnostics() {
 /// `# expect: E0301 line 5, E0302 line 7` → {(E0301, 5), (E0302, 7)}.
 fn expectations(text: &str) -> BTreeSet<(String, usize)> {
     let first = text.lines().next().unwrap_or("");
-    let rest = first
-        .strip_prefix("# expect:")
-        .unwrap_or_else(|| panic!("first line must be `# expect: …`: {first}"));
-    rest.split(',')
-        .map(|item| {
-            let words: Vec<&str> = item.split_whitespace().collect();
-            assert_eq!(words.len(), 3, "bad expectation `{item}`");
-            assert_eq!(words[1], "line");
-            (words[0].to_string(), words[2].parse().unwrap())
-        })
+    common::parse_expectations(first, "# expect:", first)
+        .into_iter()
         .collect()
 }
 

@@ -496,19 +496,7 @@ fn check(path: &Path) -> (Sources, Vec<Diagnostic>, ProjectSpec) {
 fn expectations(path: &Path) -> Vec<(String, usize)> {
     let text = std::fs::read_to_string(path).unwrap();
     let first = text.lines().next().unwrap_or_default();
-    let rest = first
-        .trim_end()
-        .strip_prefix("// expect:")
-        .unwrap_or_else(|| panic!("{}: first line is not `// expect: …`", relative(path)));
-    rest.split(',')
-        .map(|entry| {
-            let words: Vec<&str> = entry.split_whitespace().collect();
-            match words.as_slice() {
-                [code, "line", n] => (code.to_string(), n.parse().unwrap()),
-                _ => panic!("{}: bad expect entry `{entry}`", relative(path)),
-            }
-        })
-        .collect()
+    common::parse_expectations(first, "// expect:", &relative(path))
 }
 
 fn line_of(sources: &Sources, d: &Diagnostic) -> Option<usize> {

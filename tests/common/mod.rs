@@ -44,3 +44,21 @@ pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     walk(dir, exts, &mut out);
     out
 }
+
+/// The expectations a fixture states on its first line: `<marker> E0110 line 7, W0140 line 9`
+/// (`marker` is the format's comment, `// expect:` or `# expect:`), as (code, 1-based line).
+pub fn parse_expectations(first_line: &str, marker: &str, what: &str) -> Vec<(String, usize)> {
+    let rest = first_line
+        .trim_end()
+        .strip_prefix(marker)
+        .unwrap_or_else(|| panic!("{what}: first line is not `{marker} …`"));
+    rest.split(',')
+        .map(|entry| {
+            let words: Vec<&str> = entry.split_whitespace().collect();
+            match words.as_slice() {
+                [code, "line", n] => (code.to_string(), n.parse().unwrap()),
+                _ => panic!("{what}: bad expect entry `{entry}`"),
+            }
+        })
+        .collect()
+}
