@@ -13,13 +13,6 @@ use mdlc::formats::source;
 use mdlc::project::files::RealFs;
 use source_common::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mdlc-inspect-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata/source")
@@ -32,7 +25,7 @@ fn dumps(qc: &Path, name: &str) -> (String, serde_json::Value) {
     let (files, diags) = compile_qc(qc);
     let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
     assert!(errors.is_empty(), "{errors:?}");
-    let out = tmp(name);
+    let out = tmp("inspect", name);
     let mdl = write_files(&out, &files.expect("output"));
     let (text, problems) = source::inspect(&mdl, &RealFs, false).unwrap();
     assert_eq!(problems, Vec::<String>::new());
@@ -55,22 +48,6 @@ fn dumps(qc: &Path, name: &str) -> (String, serde_json::Value) {
     (text, json)
 }
 
-fn smd(nodes: usize, tris: &str) -> String {
-    let mut s = String::from("version 1\nnodes\n");
-    for i in 0..nodes {
-        let p = if i == 0 { -1 } else { i as i32 - 1 };
-        let _ = writeln!(s, "{i} \"b{i}\" {p}");
-    }
-    s.push_str("end\nskeleton\ntime 0\n");
-    for i in 0..nodes {
-        let _ = writeln!(s, "{i} {} 0 0 0 0 0", if i == 0 { 0 } else { 1 });
-    }
-    s.push_str("end\ntriangles\n");
-    s.push_str(tris);
-    s.push_str("end\n");
-    s
-}
-
 /// `crate.qc`: a static prop with a wood quad (4 vertices, 2 triangles) and a metal triangle
 /// (3 vertices): one bone `static_prop` (flags 0x500: hit box + LOD 0), flags 0x11, 2 textures,
 /// 2 meshes, 7 VVD vertices, no bone-state changes, sw group flags 0x2 (static props).
@@ -89,30 +66,8 @@ fn static_prop() {
 /// bones, wrapping to 0-2), dx80 (16) 13 quads per strip: 5 strips. Flat, so no hit box.
 #[test]
 fn skinned60() {
-    let dir = tmp("skinned60-src");
-    let mut tris = String::new();
-    for i in 0..60 {
-        let x0 = i as f32;
-        let x1 = x0 + 1.0;
-        let link = |b: usize| {
-            let bs = [b % 60, (b + 1) % 60, (b + 2) % 60, (b + 3) % 60];
-            format!("4 {} 0.4 {} 0.3 {} 0.2 {} 0.1", bs[0], bs[1], bs[2], bs[3])
-        };
-        let _ = writeln!(
-            tris,
-            "skin\n0 {x0} 0 0 0 0 1 0 0 {}\n0 {x1} 0 0 0 0 1 1 0 {}\n0 {x1} 1 0 0 0 1 1 1 {}",
-            link(i),
-            link(i + 1),
-            link(i + 1)
-        );
-        let _ = writeln!(
-            tris,
-            "skin\n0 {x0} 0 0 0 0 1 0 0 {}\n0 {x1} 1 0 0 0 1 1 1 {}\n0 {x0} 1 0 0 0 1 0 1 {}",
-            link(i),
-            link(i + 1),
-            link(i)
-        );
-    }
+    let dir = tmp("inspect", "skinned60-src");
+    let tris = sixty_bone_quads();
     std::fs::write(dir.join("body.smd"), smd(60, &tris)).unwrap();
     std::fs::write(
         dir.join("skinned60.qc"),
@@ -166,7 +121,7 @@ fn lods() {
 /// vertices; 22,000 triangles in all.
 #[test]
 fn big() {
-    let dir = tmp("big-src");
+    let dir = tmp("inspect", "big-src");
     let mut tris = String::new();
     for i in 0..22_000 {
         let x = (i % 200) as f32 * 2.0;

@@ -6,19 +6,12 @@
 mod source_common;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mdlc::diag::Code;
 use mdlc::formats::source;
 use mdlc::project::files::RealFs;
 use source_common::*;
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mdlc-source-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Compiles, writes, re-reads, checks; returns the files read back and the warnings.
 fn build(qc: &Path, out: &Path) -> (source::Files, Vec<mdlc::diag::Diagnostic>) {
@@ -43,26 +36,10 @@ fn build(qc: &Path, out: &Path) -> (source::Files, Vec<mdlc::diag::Diagnostic>) 
     (f, diags)
 }
 
-fn smd(nodes: usize, tris: &str) -> String {
-    let mut s = String::from("version 1\nnodes\n");
-    for i in 0..nodes {
-        let p = if i == 0 { -1 } else { i as i32 - 1 };
-        let _ = writeln!(s, "{i} \"b{i}\" {p}");
-    }
-    s.push_str("end\nskeleton\ntime 0\n");
-    for i in 0..nodes {
-        let _ = writeln!(s, "{i} {} 0 0 0 0 0", if i == 0 { 0 } else { 1 });
-    }
-    s.push_str("end\ntriangles\n");
-    s.push_str(tris);
-    s.push_str("end\n");
-    s
-}
-
 #[test]
 fn static_prop_end_to_end() {
     let qc = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/static_prop/crate.qc");
-    let (f, _) = build(&qc, &tmp("static"));
+    let (f, _) = build(&qc, &tmp("source", "static"));
     let m = &f.mdl;
     assert_eq!(m.bones.len(), 1);
     assert_eq!(m.bones[0].name, "static_prop");
@@ -106,31 +83,8 @@ fn static_prop_end_to_end() {
 
 #[test]
 fn sixty_bones_four_weights_split_into_strips() {
-    let dir = tmp("skinned");
-    let mut tris = String::new();
-    // a strip of quads along X, each vertex on 4 consecutive bones
-    for i in 0..60 {
-        let x0 = i as f32;
-        let x1 = x0 + 1.0;
-        let link = |b: usize| {
-            let bs = [b % 60, (b + 1) % 60, (b + 2) % 60, (b + 3) % 60];
-            format!("4 {} 0.4 {} 0.3 {} 0.2 {} 0.1", bs[0], bs[1], bs[2], bs[3])
-        };
-        let _ = writeln!(
-            tris,
-            "skin\n0 {x0} 0 0 0 0 1 0 0 {}\n0 {x1} 0 0 0 0 1 1 0 {}\n0 {x1} 1 0 0 0 1 1 1 {}",
-            link(i),
-            link(i + 1),
-            link(i + 1)
-        );
-        let _ = writeln!(
-            tris,
-            "skin\n0 {x0} 0 0 0 0 1 0 0 {}\n0 {x1} 1 0 0 0 1 1 1 {}\n0 {x0} 1 0 0 0 1 0 1 {}",
-            link(i),
-            link(i + 1),
-            link(i)
-        );
-    }
+    let dir = tmp("source", "skinned");
+    let tris = sixty_bone_quads();
     std::fs::write(dir.join("body.smd"), smd(60, &tris)).unwrap();
     std::fs::write(
         dir.join("m.qc"),
@@ -174,7 +128,7 @@ fn sixty_bones_four_weights_split_into_strips() {
 
 #[test]
 fn body_groups_skins_and_lods() {
-    let dir = tmp("groups");
+    let dir = tmp("source", "groups");
     let quad = |mat: &str, z: f32| {
         format!("{mat}\n0 0 0 {z} 0 0 1 0 0\n0 4 0 {z} 0 0 1 1 0\n0 4 4 {z} 0 0 1 1 1\n{mat}\n0 0 0 {z} 0 0 1 0 0\n0 4 4 {z} 0 0 1 1 1\n0 0 4 {z} 0 0 1 0 1\n")
     };
@@ -244,7 +198,7 @@ $sequence idle "base.smd"
 
 #[test]
 fn a_mesh_over_65536_vertices_is_split() {
-    let dir = tmp("big");
+    let dir = tmp("source", "big");
     let mut tris = String::new();
     // 22,000 separate triangles with their own vertices: 66,000 vertices, one material
     for i in 0..22_000 {

@@ -123,3 +123,60 @@ pub fn oracle_check(mdl: &Path) -> Option<serde_json::Value> {
     }
     Some(v["summary"].clone())
 }
+
+/// A fresh scratch folder for one test (`kind` keeps the suites apart).
+pub fn tmp(kind: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mdlc-{kind}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An SMD with a chain of `nodes` bones (`b0` … each 1 unit along X from its parent) and the
+/// given triangle lines.
+pub fn smd(nodes: usize, tris: &str) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from("version 1\nnodes\n");
+    for i in 0..nodes {
+        let p = if i == 0 { -1 } else { i as i32 - 1 };
+        let _ = writeln!(s, "{i} \"b{i}\" {p}");
+    }
+    s.push_str("end\nskeleton\ntime 0\n");
+    for i in 0..nodes {
+        let _ = writeln!(s, "{i} {} 0 0 0 0 0", if i == 0 { 0 } else { 1 });
+    }
+    s.push_str("end\ntriangles\n");
+    s.push_str(tris);
+    s.push_str("end\n");
+    s
+}
+
+/// Triangle lines of 60 quads along X, each corner weighted to 4 consecutive bones of 60
+/// (0.4, 0.3, 0.2, 0.1): the 60-bone, 4-weight test mesh.
+pub fn sixty_bone_quads() -> String {
+    use std::fmt::Write as _;
+    let mut tris = String::new();
+    for i in 0..60 {
+        let x0 = i as f32;
+        let x1 = x0 + 1.0;
+        let link = |b: usize| {
+            let bs = [b % 60, (b + 1) % 60, (b + 2) % 60, (b + 3) % 60];
+            format!("4 {} 0.4 {} 0.3 {} 0.2 {} 0.1", bs[0], bs[1], bs[2], bs[3])
+        };
+        let _ = writeln!(
+            tris,
+            "skin\n0 {x0} 0 0 0 0 1 0 0 {}\n0 {x1} 0 0 0 0 1 1 0 {}\n0 {x1} 1 0 0 0 1 1 1 {}",
+            link(i),
+            link(i + 1),
+            link(i + 1)
+        );
+        let _ = writeln!(
+            tris,
+            "skin\n0 {x0} 0 0 0 0 1 0 0 {}\n0 {x1} 1 0 0 0 1 1 1 {}\n0 {x0} 1 0 0 0 1 0 1 {}",
+            link(i),
+            link(i + 1),
+            link(i)
+        );
+    }
+    tris
+}
