@@ -135,11 +135,12 @@ fn compare(ours: &source::Files, valve: &source::Files) -> Vec<String> {
         }
     }
     // LOD-0 triangles as sets of positions
-    match (lod0_triangles(ours), lod0_triangles(valve)) {
+    match (lod0_triangle_list(ours), lod0_triangle_list(valve)) {
         (Ok(x), Ok(y)) => {
-            if x != y {
-                let missing = y.difference(&x).count();
-                let extra = x.difference(&y).count();
+            // Within 1e-3 (the tolerance); duplicates count as often as they occur.
+            let missing = unmatched_triangles(&y, &x, 1e-3);
+            let extra = unmatched_triangles(&x, &y, 1e-3);
+            if missing + extra > 0 || x.len() != y.len() {
                 d.push(format!("LOD-0 triangles: {} ours, {} Valve's; {missing} of Valve's missing, {extra} extra", x.len(), y.len()));
             }
         }
@@ -203,7 +204,7 @@ fn corpus_models_compile_check_and_match_valve() {
     );
 }
 
-const RATCHET: usize = 4;
+const RATCHET: usize = 3;
 
 #[test]
 fn other_source_corpus_qcs_compile_and_pass_the_checks() {
@@ -223,4 +224,26 @@ fn other_source_corpus_qcs_compile_and_pass_the_checks() {
         }
     }
     let _ = std::fs::remove_dir_all(&out_root);
+}
+
+/// The triangle comparison: rotations of one winding match, the opposite winding does not,
+/// positions match within the tolerance (also across a rounding boundary), duplicates count.
+#[test]
+fn triangle_sets_compare_within_a_tolerance() {
+    // 16.4835 as f32 is just below the 0.0005 boundary (×1000 rounds to 16483); one ulp up is
+    // above it (rounds to 16484): the two builds' positions of the bunker gun differ like this.
+    let z = 16.4835f32;
+    let z_up = f32::from_bits(z.to_bits() + 1);
+    assert_ne!((f64::from(z) * 1000.0).round(), (f64::from(z_up) * 1000.0).round());
+    let t = [[0.0, 0.0, z], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+    let rotated = [t[1], t[2], t[0]];
+    let reversed = [t[0], t[2], t[1]];
+    let nudged = [[0.0, 0.0, z_up], t[1], t[2]];
+    let far = [[0.0, 0.0, 16.4855], t[1], t[2]];
+    assert_eq!(unmatched_triangles(&[t], &[rotated], 1e-3), 0);
+    assert_eq!(unmatched_triangles(&[t], &[nudged], 1e-3), 0);
+    assert_eq!(unmatched_triangles(&[t], &[reversed], 1e-3), 1);
+    assert_eq!(unmatched_triangles(&[t], &[far], 1e-3), 1);
+    assert_eq!(unmatched_triangles(&[t, t], &[rotated], 1e-3), 1);
+    assert_eq!(unmatched_triangles(&[t], &[t, t], 1e-3), 0);
 }

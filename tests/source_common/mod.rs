@@ -81,6 +81,71 @@ pub fn lod0_triangles(f: &source::Files) -> Result<BTreeSet<[[i64; 3]; 3]>, Stri
     Ok(out)
 }
 
+/// The LOD-0 triangles of every mesh as corner positions, in file order (duplicates kept).
+pub fn lod0_triangle_list(f: &source::Files) -> Result<Vec<[[f32; 3]; 3]>, String> {
+    let vvd = f.vvd.as_ref().ok_or("no vvd")?;
+    let (_, vtx) = f.vtx.first().ok_or("no vtx")?;
+    let mut out = Vec::new();
+    for (bp, vbp) in f.mdl.body_parts.iter().zip(&vtx.body_parts) {
+        for (md, vm) in bp.models.iter().zip(vbp) {
+            let Some(lod) = vm.first() else { continue };
+            let base = md.rec.vertexindex / 48;
+            for (me, vme) in md.meshes.iter().zip(&lod.meshes) {
+                for t in read::mesh_triangles(vme, base + me.rec.vertexoffset)? {
+                    out.push(t.map(|i| vvd.vertices.get(i).map_or([0.0; 3], |v| v.vec_position)));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many triangles of `a` have no partner in `b`: a triangle of `b` not used by another
+/// match whose corners, in the same winding (any rotation), are each within `tol` on every axis.
+/// Positions are compared with a tolerance, not rounded, so two positions a float ulp apart
+/// on either side of a rounding boundary still match.
+pub fn unmatched_triangles(a: &[[[f32; 3]; 3]], b: &[[[f32; 3]; 3]], tol: f32) -> usize {
+    use std::collections::HashMap;
+    let cell = |t: &[[f32; 3]; 3]| {
+        let c = [0, 1, 2].map(|k| (t[0][k] + t[1][k] + t[2][k]) / 3.0);
+        c.map(|x| (x / (4.0 * tol)).floor() as i64)
+    };
+    let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+    for (i, t) in b.iter().enumerate() {
+        grid.entry(cell(t)).or_default().push(i);
+    }
+    let close = |p: [f32; 3], q: [f32; 3]| (0..3).all(|k| (p[k] - q[k]).abs() <= tol);
+    let same = |x: &[[f32; 3]; 3], y: &[[f32; 3]; 3]| {
+        (0..3).any(|r| (0..3).all(|k| close(x[k], y[(k + r) % 3])))
+    };
+    let mut used = vec![false; b.len()];
+    let mut missing = 0;
+    for t in a {
+        let c = cell(t);
+        let mut found = None;
+        'search: for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    for &j in grid
+                        .get(&[c[0] + dx, c[1] + dy, c[2] + dz])
+                        .map_or(&[][..], |v| v)
+                    {
+                        if !used[j] && same(t, &b[j]) {
+                            found = Some(j);
+                            break 'search;
+                        }
+                    }
+                }
+            }
+        }
+        match found {
+            Some(j) => used[j] = true,
+            None => missing += 1,
+        }
+    }
+    missing
+}
+
 pub fn oracle_python() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("MDLC_ORACLE_PYTHON") {
         return Some(PathBuf::from(p));
