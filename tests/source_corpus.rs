@@ -234,7 +234,10 @@ fn triangle_sets_compare_within_a_tolerance() {
     // above it (rounds to 16484): the two builds' positions of the bunker gun differ like this.
     let z = 16.4835f32;
     let z_up = f32::from_bits(z.to_bits() + 1);
-    assert_ne!((f64::from(z) * 1000.0).round(), (f64::from(z_up) * 1000.0).round());
+    assert_ne!(
+        (f64::from(z) * 1000.0).round(),
+        (f64::from(z_up) * 1000.0).round()
+    );
     let t = [[0.0, 0.0, z], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
     let rotated = [t[1], t[2], t[0]];
     let reversed = [t[0], t[2], t[1]];
