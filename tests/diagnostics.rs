@@ -103,19 +103,6 @@ fn expectations(path: &Path) -> Vec<(String, usize)> {
     )
 }
 
-fn json_line(sources: &Sources, d: &Diagnostic) -> Option<usize> {
-    let v: serde_json::Value = serde_json::from_str(&diag::render_json(sources, d)).unwrap();
-    v["line"].as_u64().map(|l| l as usize)
-}
-
-fn summary(sources: &Sources, diags: &[Diagnostic]) -> String {
-    diags
-        .iter()
-        .map(|d| format!("{} line {:?}: {}", d.code, json_line(sources, d), d.message))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 #[test]
 fn ok_fixtures_have_no_error() {
     let files = fixtures("ok");
@@ -123,20 +110,7 @@ fn ok_fixtures_have_no_error() {
     let mut failures = Vec::new();
     for path in &files {
         let (sources, diags) = check(path);
-        if diags.iter().any(Diagnostic::is_error) {
-            failures.push(format!("{}: {}", relative(path), summary(&sources, &diags)));
-        }
-        // A file named `warn_*` exists to show a warning; every other one must be clean.
-        let name = path.file_name().unwrap().to_string_lossy();
-        let warns = diags.iter().any(|d| d.severity == Severity::Warning);
-        if name.starts_with("warn_") != warns {
-            failures.push(format!(
-                "{}: warnings {}expected: {}",
-                relative(path),
-                if warns { "not " } else { "" },
-                summary(&sources, &diags)
-            ));
-        }
+        failures.extend(common::ok_fixture_problems(path, &sources, &diags));
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
@@ -147,45 +121,13 @@ fn err_fixtures_report_what_they_expect() {
     assert!(files.len() >= 40, "only {} err fixtures", files.len());
     let mut failures = Vec::new();
     for path in &files {
-        let name = relative(path);
-        let expect = expectations(path);
         let (sources, diags) = check(path);
-        let errors: Vec<&Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
-        if errors.is_empty() {
-            failures.push(format!("{name}: no error"));
-        }
-        for (code, line) in &expect {
-            let found = diags
-                .iter()
-                .any(|d| d.code.as_str() == code && json_line(&sources, d) == Some(*line));
-            if !found {
-                failures.push(format!(
-                    "{name}: expected {code} at line {line}, got: {}",
-                    summary(&sources, &diags)
-                ));
-            }
-        }
-        // Every error must be expected (catches follow-on cascades): with one expect entry, the
-        // file has exactly one error; with several, each error is one of them.
-        for d in &errors {
-            let line = json_line(&sources, d);
-            if !expect
-                .iter()
-                .any(|(c, l)| c == d.code.as_str() && Some(*l) == line)
-            {
-                failures.push(format!(
-                    "{name}: unexpected {} at line {line:?}: {}",
-                    d.code, d.message
-                ));
-            }
-        }
-        if expect.len() == 1 && errors.len() > 1 {
-            failures.push(format!(
-                "{name}: {} errors for one expected: {}",
-                errors.len(),
-                summary(&sources, &diags)
-            ));
-        }
+        failures.extend(common::err_fixture_problems(
+            &relative(path),
+            &expectations(path),
+            &sources,
+            &diags,
+        ));
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }

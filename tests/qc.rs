@@ -499,18 +499,6 @@ fn expectations(path: &Path) -> Vec<(String, usize)> {
     common::parse_expectations(first, "// expect:", &relative(path))
 }
 
-fn line_of(sources: &Sources, d: &Diagnostic) -> Option<usize> {
-    diag::to_json(sources, d).line
-}
-
-fn summary(sources: &Sources, diags: &[Diagnostic]) -> String {
-    diags
-        .iter()
-        .map(|d| format!("{} line {:?}: {}", d.code, line_of(sources, d), d.message))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 fn render(sources: &Sources, diags: &[Diagnostic]) -> String {
     let plain: String = diags.iter().map(|d| render_plain(sources, d)).collect();
     let json: Vec<String> = diags
@@ -531,19 +519,7 @@ fn ok_fixtures_have_no_error() {
     let mut failures = Vec::new();
     for path in &files {
         let (sources, diags, _) = check(path);
-        if diags.iter().any(Diagnostic::is_error) {
-            failures.push(format!("{}: {}", relative(path), summary(&sources, &diags)));
-        }
-        let name = path.file_name().unwrap().to_string_lossy();
-        let warns = diags.iter().any(|d| d.severity == Severity::Warning);
-        if name.starts_with("warn_") != warns {
-            failures.push(format!(
-                "{}: warnings {}expected: {}",
-                relative(path),
-                if warns { "not " } else { "" },
-                summary(&sources, &diags)
-            ));
-        }
+        failures.extend(common::ok_fixture_problems(path, &sources, &diags));
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
@@ -554,32 +530,13 @@ fn err_fixtures_report_what_they_expect() {
     assert!(files.len() >= 16, "only {} err fixtures", files.len());
     let mut failures = Vec::new();
     for path in &files {
-        let name = relative(path);
-        let expect = expectations(path);
         let (sources, diags, _) = check(path);
-        for (code, line) in &expect {
-            if !diags
-                .iter()
-                .any(|d| d.code.as_str() == code && line_of(&sources, d) == Some(*line))
-            {
-                failures.push(format!(
-                    "{name}: expected {code} at line {line}, got: {}",
-                    summary(&sources, &diags)
-                ));
-            }
-        }
-        for d in diags.iter().filter(|d| d.is_error()) {
-            let line = line_of(&sources, d);
-            if !expect
-                .iter()
-                .any(|(c, l)| c == d.code.as_str() && Some(*l) == line)
-            {
-                failures.push(format!(
-                    "{name}: unexpected {} at line {line:?}: {}",
-                    d.code, d.message
-                ));
-            }
-        }
+        failures.extend(common::err_fixture_problems(
+            &relative(path),
+            &expectations(path),
+            &sources,
+            &diags,
+        ));
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }

@@ -62,3 +62,91 @@ pub fn parse_expectations(first_line: &str, marker: &str, what: &str) -> Vec<(St
         })
         .collect()
 }
+
+/// The `line` a diagnostic's JSON form gives (what tools see): 1-based line of the primary span.
+pub fn json_line(sources: &mdlc::diag::Sources, d: &mdlc::diag::Diagnostic) -> Option<usize> {
+    let v: serde_json::Value = serde_json::from_str(&mdlc::diag::render_json(sources, d)).unwrap();
+    v["line"].as_u64().map(|l| l as usize)
+}
+
+/// `CODE line N: message; …` for failure messages.
+pub fn summary(sources: &mdlc::diag::Sources, diags: &[mdlc::diag::Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| format!("{} line {:?}: {}", d.code, json_line(sources, d), d.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What is wrong with a valid fixture's diagnostics: any error, and a warning in a file not
+/// named `warn_*` (or none in one that is).
+pub fn ok_fixture_problems(
+    path: &Path,
+    sources: &mdlc::diag::Sources,
+    diags: &[mdlc::diag::Diagnostic],
+) -> Vec<String> {
+    let name = path.display();
+    let mut out = Vec::new();
+    if diags.iter().any(|d| d.is_error()) {
+        out.push(format!("{name}: {}", summary(sources, diags)));
+    }
+    let file = path.file_name().unwrap().to_string_lossy();
+    let warns = diags
+        .iter()
+        .any(|d| d.severity == mdlc::diag::Severity::Warning);
+    if file.starts_with("warn_") != warns {
+        out.push(format!(
+            "{name}: warnings {}expected: {}",
+            if warns { "not " } else { "" },
+            summary(sources, diags)
+        ));
+    }
+    out
+}
+
+/// What is wrong with a broken fixture's diagnostics against its `expect` line: no error at
+/// all, an expected (code, line) missing, an error that was not expected (a follow-on cascade),
+/// or more than one error for a single expectation.
+pub fn err_fixture_problems(
+    name: &str,
+    expect: &[(String, usize)],
+    sources: &mdlc::diag::Sources,
+    diags: &[mdlc::diag::Diagnostic],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let errors: Vec<&mdlc::diag::Diagnostic> = diags.iter().filter(|d| d.is_error()).collect();
+    if errors.is_empty() {
+        out.push(format!("{name}: no error"));
+    }
+    for (code, line) in expect {
+        if !diags
+            .iter()
+            .any(|d| d.code.as_str() == code && json_line(sources, d) == Some(*line))
+        {
+            out.push(format!(
+                "{name}: expected {code} at line {line}, got: {}",
+                summary(sources, diags)
+            ));
+        }
+    }
+    for d in &errors {
+        let line = json_line(sources, d);
+        if !expect
+            .iter()
+            .any(|(c, l)| c == d.code.as_str() && Some(*l) == line)
+        {
+            out.push(format!(
+                "{name}: unexpected {} at line {line:?}: {}",
+                d.code, d.message
+            ));
+        }
+    }
+    if expect.len() == 1 && errors.len() > 1 {
+        out.push(format!(
+            "{name}: {} errors for one expected: {}",
+            errors.len(),
+            summary(sources, diags)
+        ));
+    }
+    out
+}
