@@ -500,6 +500,31 @@ impl Diagnostic {
         }
     }
 
+    /// [`Code::FileUnreadable`] for a file named on the command line (no span to point at).
+    pub fn unreadable(path: &std::path::Path, why: impl fmt::Display) -> Self {
+        let name = path.display().to_string();
+        Diagnostic::about_file(
+            Code::FileUnreadable,
+            format!("cannot read `{name}`: {why}"),
+            name,
+        )
+    }
+
+    /// [`Code::FileUnreadable`] for a file a project names at `at`.
+    pub fn unreadable_at(
+        path: &std::path::Path,
+        why: impl fmt::Display,
+        at: FileSpan,
+        label: &str,
+    ) -> Self {
+        Diagnostic::new(
+            Code::FileUnreadable,
+            format!("cannot read `{}`: {why}", path.display()),
+            at,
+            label,
+        )
+    }
+
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

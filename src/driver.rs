@@ -197,11 +197,7 @@ pub fn read_project(
             let bytes = match fs.read(path) {
                 Ok(b) => b,
                 Err(e) => {
-                    diags.push(Diagnostic::about_file(
-                        Code::FileUnreadable,
-                        format!("cannot read `{name}`: {e}"),
-                        name,
-                    ));
+                    diags.push(Diagnostic::unreadable(Path::new(&name), e));
                     return None;
                 }
             };
@@ -240,11 +236,9 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
             Some(InputKind::Qc) | Some(InputKind::Toml) => {
                 if !path.is_file() {
                     report.io_failures += 1;
-                    report.diagnostics.push(Diagnostic::about_file(
-                        Code::FileUnreadable,
-                        format!("cannot read `{name}`: no such file"),
-                        name,
-                    ));
+                    report
+                        .diagnostics
+                        .push(Diagnostic::unreadable(Path::new(&name), "no such file"));
                     continue;
                 }
                 let kind = kind.unwrap_or(InputKind::Qc);
@@ -274,11 +268,9 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                 }
                 Err(e) => {
                     report.io_failures += 1;
-                    report.diagnostics.push(Diagnostic::about_file(
-                        Code::FileUnreadable,
-                        format!("cannot read `{name}`: {e}"),
-                        name.clone(),
-                    ));
+                    report
+                        .diagnostics
+                        .push(Diagnostic::unreadable(Path::new(&name), e));
                 }
             },
         }
@@ -310,11 +302,9 @@ pub fn import_qc(qc: &Path, out: &Path, forced_target: Option<Target>) -> Import
     if !qc.is_file() {
         report.io_failures += 1;
         let name = qc.display().to_string();
-        report.diagnostics.push(Diagnostic::about_file(
-            Code::FileUnreadable,
-            format!("cannot read `{name}`: no such file"),
-            name,
-        ));
+        report
+            .diagnostics
+            .push(Diagnostic::unreadable(Path::new(&name), "no such file"));
         return import;
     }
     let Some(spec) = read_project(
@@ -576,11 +566,9 @@ pub fn build_paths(
         };
         if !path.is_file() {
             report.io_failures += 1;
-            report.diagnostics.push(Diagnostic::about_file(
-                Code::FileUnreadable,
-                format!("cannot read `{name}`: no such file"),
-                name,
-            ));
+            report
+                .diagnostics
+                .push(Diagnostic::unreadable(Path::new(&name), "no such file"));
             return;
         }
         let Some(spec) = read_project(
@@ -716,11 +704,9 @@ pub fn inspect(path: &Path, json: bool) -> Inspect {
         Ok(b) => b,
         Err(e) => {
             out.report.io_failures += 1;
-            out.report.diagnostics.push(Diagnostic::about_file(
-                Code::FileUnreadable,
-                format!("cannot read `{name}`: {e}"),
-                name,
-            ));
+            out.report
+                .diagnostics
+                .push(Diagnostic::unreadable(Path::new(&name), e));
             return out;
         }
     };

@@ -267,12 +267,7 @@ impl Builder<'_> {
         if let Some(pre) = self.prefetched.remove(&found) {
             let c = match pre {
                 Prefetched::Unreadable(e) => {
-                    self.push(Diagnostic::new(
-                        Code::FileUnreadable,
-                        format!("cannot read `{name}`: {e}"),
-                        at,
-                        "named here",
-                    ));
+                    self.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
                     Cached::Bad
                 }
                 Prefetched::Read { id, diags, smd } => {
@@ -295,12 +290,7 @@ impl Builder<'_> {
         }
         let c = match self.fs.read(&found) {
             Err(e) => {
-                self.push(Diagnostic::new(
-                    Code::FileUnreadable,
-                    format!("cannot read `{name}`: {e}"),
-                    at,
-                    "named here",
-                ));
+                self.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
                 Cached::Bad
             }
             Ok(bytes) => {
@@ -1884,8 +1874,28 @@ fn illegal_parent(
 }
 
 fn unknown_bone(name: &Spanned<String>, what: &str, bones: &[ModelBone]) -> Diagnostic {
-    let mut d = Diagnostic::new(
+    bone_not_found(
         Code::BuildUnknownBone,
+        name,
+        what,
+        bones.iter().map(|b| b.name.as_str()),
+        None,
+        Some("the skeleton holds the bones that vertices use, their parents, and bones named by attachments, hit boxes and controllers"),
+    )
+}
+
+/// "`what` names bone "x", which is not in the skeleton", with `lead` as the first note, then
+/// "did you mean" when a bone name is close, else `fallback`.
+fn bone_not_found<'n>(
+    code: Code,
+    name: &Spanned<String>,
+    what: &str,
+    candidates: impl IntoIterator<Item = &'n str>,
+    lead: Option<&str>,
+    fallback: Option<&str>,
+) -> Diagnostic {
+    let mut d = Diagnostic::new(
+        code,
         format!(
             "{what} names bone \"{}\", which is not in the skeleton",
             name.value
@@ -1893,13 +1903,14 @@ fn unknown_bone(name: &Spanned<String>, what: &str, bones: &[ModelBone]) -> Diag
         loc(name.span),
         "no bone of this name",
     );
-    match nearest(&name.value, bones.iter().map(|b| b.name.as_str())) {
-        Some(n) => d = d.with_note(format!("help: did you mean \"{n}\"?")),
-        None => {
-            d = d.with_note("the skeleton holds the bones that vertices use, their parents, and bones named by attachments, hit boxes and controllers")
-        }
+    if let Some(l) = lead {
+        d = d.with_note(l);
     }
-    d
+    match (nearest(&name.value, candidates), fallback) {
+        (Some(n), _) => d.with_note(format!("help: did you mean \"{n}\"?")),
+        (None, Some(f)) => d.with_note(f),
+        (None, None) => d,
+    }
 }
 
 /// Resolves bone names of commands against the finished skeleton.
@@ -1914,19 +1925,9 @@ impl Resolver<'_> {
     fn must(&mut self, name: &Spanned<String>, what: &str) -> Option<BoneId> {
         let found = (self.find)(&name.value);
         if found.is_none() {
-            let mut d = Diagnostic::new(
-                Code::BuildUnknownBone,
-                format!(
-                    "{what} names bone \"{}\", which is not in the skeleton",
-                    name.value
-                ),
-                loc(name.span),
-                "no bone of this name",
-            );
-            d = match nearest(&name.value, self.names.iter().map(String::as_str)) {
-                Some(n) => d.with_note(format!("help: did you mean \"{n}\"?")),
-                None => d.with_note("no loaded mesh file has a bone of this name"),
-            };
+            let names = self.names.iter().map(String::as_str);
+            let fallback = Some("no loaded mesh file has a bone of this name");
+            let d = bone_not_found(Code::BuildUnknownBone, name, what, names, None, fallback);
             self.diags.push(d);
         }
         found
@@ -1936,19 +1937,9 @@ impl Resolver<'_> {
     fn may(&mut self, name: &Spanned<String>, what: &str) -> Option<BoneId> {
         let found = (self.find)(&name.value);
         if found.is_none() {
-            let mut d = Diagnostic::new(
-                Code::BuildUnusedBoneName,
-                format!(
-                    "{what} names bone \"{}\", which is not in the skeleton",
-                    name.value
-                ),
-                loc(name.span),
-                "no bone of this name",
-            )
-            .with_note("it is ignored, as in Valve's compilers");
-            if let Some(n) = nearest(&name.value, self.names.iter().map(String::as_str)) {
-                d = d.with_note(format!("help: did you mean \"{n}\"?"));
-            }
+            let names = self.names.iter().map(String::as_str);
+            let lead = Some("it is ignored, as in Valve's compilers");
+            let d = bone_not_found(Code::BuildUnusedBoneName, name, what, names, lead, None);
             self.diags.push(d);
         }
         found

@@ -72,11 +72,7 @@ pub fn tokenize(
     let bytes = match fs.read(main) {
         Ok(b) => b,
         Err(e) => {
-            diags.push(Diagnostic::about_file(
-                Code::FileUnreadable,
-                format!("cannot read `{name}`: {e}"),
-                name,
-            ));
+            diags.push(Diagnostic::unreadable(Path::new(&name), e));
             return Vec::new();
         }
     };
@@ -417,9 +413,9 @@ impl Pre<'_> {
                         ok.then_some(id)
                     }
                     Err(e) => {
-                        self.diags.push(Diagnostic::new(
-                            Code::FileUnreadable,
-                            format!("cannot read `{}`: {e}", found.display()),
+                        self.diags.push(Diagnostic::unreadable_at(
+                            &found,
+                            e,
                             name.span,
                             "included here",
                         ));
