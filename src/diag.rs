@@ -263,6 +263,29 @@ codes! {
     /// a model has 65,536 vertices or more; its meshes were split but Valve's tools refuse such models
     SourceModelTooManyVertices = "W0601", Warning;
 
+    // --- Source back end: animations and sequences (E0620-E0649, W0620-W0649) ----------------
+    /// a sequence, animation, pose parameter or weight list named by another one does not exist
+    SourceAnimUnknownName = "E0620", Error;
+    /// an event's frame is outside its sequence's first animation
+    SourceEventFrame = "E0621", Error;
+    /// the model exceeds a limit of the animation side (pose parameters, nodes, events, option length)
+    SourceAnimLimit = "E0622", Error;
+    /// an animation or sequence option is read but not applied yet
+    SourceAnimCommandIgnored = "W0620", Warning;
+
+    // --- Source inspect (E0650-E0659) ----------------------------------------------------------
+    // (driver::inspect and formats::source::pose add their codes here)
+    /// `mdlc inspect --pose` names no animation or sequence of the model
+    InspectUnknownAnimation = "E0650", Error;
+    /// `mdlc inspect --frame` is outside the frames of the animation
+    InspectFrameOutOfRange = "E0651", Error;
+    /// `mdlc inspect --bone` names no bone of the model
+    InspectUnknownBone = "E0652", Error;
+    /// `mdlc inspect --pose` cannot decode the animation (external `.ani` data, broken record chain)
+    InspectPoseUndecodable = "E0653", Error;
+    /// `mdlc inspect --pose` was given for a model that is not a Source model
+    InspectPoseNotSource = "E0654", Error;
+
     // --- GoldSrc compile, build, inspect (E0540-E0569, W0540-W0569) ---------------------------
     // (formats::goldsrc::compile and driver build/inspect add their codes here)
     /// the model exceeds a GoldSrc limit (bones, vertices, meshes, textures, sequences, …)

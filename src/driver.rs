@@ -695,8 +695,14 @@ pub struct Inspect {
     pub text: String,
 }
 
-/// Reads a GoldSrc model with its `T.mdl` and `NN.mdl` companions (beside it) and dumps it.
-pub fn inspect(path: &Path, json: bool) -> Inspect {
+/// Reads a model and dumps it: a GoldSrc model with its `T.mdl` and `NN.mdl` companions, a
+/// Source model with its `.vvd` and `.vtx` files (all beside it). With `pose` (Source only), prints
+/// the bones' local transforms in one animation frame instead of the dump.
+pub fn inspect(
+    path: &Path,
+    json: bool,
+    pose: Option<&crate::formats::source::pose::PoseQuery>,
+) -> Inspect {
     use crate::formats::goldsrc::read;
     let mut out = Inspect::default();
     let name = path.display().to_string();
@@ -714,7 +720,25 @@ pub fn inspect(path: &Path, json: bool) -> Inspect {
     let version = main
         .get(4..8)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    if main.starts_with(b"IDST") && matches!(version, Some(44..=49)) {
+    let is_source = main.starts_with(b"IDST") && matches!(version, Some(44..=49));
+    if let Some(q) = pose {
+        out.report.binary_files = 1;
+        if is_source {
+            inspect_source_pose(path, &name, q, json, &mut out);
+        } else {
+            out.report.diagnostics.push(
+                Diagnostic::about_file(
+                    Code::InspectPoseNotSource,
+                    format!("`--pose` reads Source models only, and `{name}` is not one"),
+                    name.clone(),
+                )
+                .with_note("Source models are MDL versions 44 to 49; `mdlc inspect FILE` without `--pose` dumps a GoldSrc model's animation streams"),
+            );
+        }
+        return out;
+    }
+    if is_source {
+        out.report.binary_files = 1;
         match crate::formats::source::inspect(path, &RealFs, json) {
             Ok((text, problems)) => {
                 out.text = text;
@@ -827,4 +851,113 @@ pub fn inspect(path: &Path, json: bool) -> Inspect {
         ));
     }
     out
+}
+
+/// `mdlc inspect --pose` of a Source model: the pose text, or the diagnostic saying why not.
+fn inspect_source_pose(
+    path: &Path,
+    name: &str,
+    q: &crate::formats::source::pose::PoseQuery,
+    json: bool,
+    out: &mut Inspect,
+) {
+    use crate::formats::source::pose::PoseError;
+    let (result, problems) = match crate::formats::source::inspect_pose(path, &RealFs, q, json) {
+        Ok(r) => r,
+        Err(e) => {
+            out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectNotMdl,
+                format!("`{name}` cannot be read as a Source model: {e}"),
+                name,
+            ));
+            return;
+        }
+    };
+    for p in problems {
+        out.report
+            .diagnostics
+            .push(Diagnostic::about_file(Code::InspectInvariant, p, name));
+    }
+    let did_you_mean = |d: Diagnostic, s: &Option<String>| match s {
+        Some(s) => d.with_note(format!("help: did you mean `{s}`?")),
+        None => d,
+    };
+    // A short list of names is shown whole; a long one is left to the dump.
+    let listed = |what: &str, names: &[String]| {
+        if names.is_empty() || names.len() > 20 {
+            None
+        } else {
+            let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+            Some(format!("the model's {what}: {}", names.join(", ")))
+        }
+    };
+    match result {
+        Ok(text) => out.text = text,
+        Err(PoseError::UnknownName {
+            name: n,
+            suggestion,
+            sequences,
+        }) => {
+            let mut d = did_you_mean(
+                Diagnostic::about_file(
+                    Code::InspectUnknownAnimation,
+                    format!("`{name}` has no animation or sequence `{n}`"),
+                    name,
+                ),
+                &suggestion,
+            );
+            if let Some(l) = listed("sequences", &sequences) {
+                d = d.with_note(l);
+            }
+            out.report.diagnostics.push(
+                d.with_note("`mdlc inspect FILE` lists the model's sequences and animations"),
+            );
+        }
+        Err(PoseError::FrameOutOfRange {
+            frame,
+            animation,
+            numframes,
+        }) => {
+            out.report.diagnostics.push(
+                Diagnostic::about_file(
+                    Code::InspectFrameOutOfRange,
+                    format!("frame {frame} is outside animation `{animation}`"),
+                    name,
+                )
+                .with_note(if numframes > 0 {
+                    format!(
+                        "the animation has {numframes} frames: give a frame from 0 to {} (fractions interpolate)",
+                        numframes - 1
+                    )
+                } else {
+                    format!("the animation has {numframes} frames")
+                }),
+            );
+        }
+        Err(PoseError::UnknownBone {
+            name: n,
+            suggestion,
+            bones,
+        }) => {
+            let d = did_you_mean(
+                Diagnostic::about_file(
+                    Code::InspectUnknownBone,
+                    format!("`{name}` has no bone `{n}`"),
+                    name,
+                ),
+                &suggestion,
+            );
+            out.report.diagnostics.push(match listed("bones", &bones) {
+                Some(l) => d.with_note(l),
+                None => d.with_note("`mdlc inspect FILE` lists the model's bones"),
+            });
+        }
+        Err(PoseError::Undecodable { what, why }) => {
+            out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectPoseUndecodable,
+                format!("cannot decode {what}: {why}"),
+                name,
+            ));
+        }
+    }
 }

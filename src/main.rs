@@ -104,14 +104,20 @@ enum Command {
         #[command(flatten)]
         output_format: OutputArgs,
     },
-    /// Print the contents of a compiled GoldSrc model and check its invariants
+    /// Print the contents of a compiled model and check its invariants
     #[command(
-        long_about = "Reads a GoldSrc .mdl file with its T.mdl and NN.mdl companions (beside \
-                      it) and prints every record with its fields, offsets with what they point \
-                      at, and the result of the invariant checks (offsets in range, length = \
-                      file size, triangle commands, animation spans). Exits with 1 when an \
-                      invariant does not hold, 2 when the file cannot be read.",
-        after_help = "Examples:\n  mdlc inspect models/headcrab.mdl\n  mdlc inspect --json models/headcrab.mdl > headcrab.json"
+        long_about = "Reads a GoldSrc .mdl file with its T.mdl and NN.mdl companions, or a \
+                      Source .mdl with its .vvd and .vtx files (beside it), and prints every \
+                      record with its fields, offsets with what they point at, and the result of \
+                      the invariant checks (offsets in range, length = file size, triangle \
+                      commands, animation data). With --pose (Source models), prints instead \
+                      each bone's local position, quaternion and Euler angles in one frame of an \
+                      animation, decoded as the engine decodes it. Exits with 1 when an \
+                      invariant does not hold or the pose cannot be given, 2 when the file \
+                      cannot be read.",
+        after_help = "Examples:\n  mdlc inspect models/headcrab.mdl\n  mdlc inspect --json models/headcrab.mdl > headcrab.json\n  \
+                      mdlc inspect models/props_combine/bunker_gun01.mdl --pose fire --frame 1.5\n  \
+                      mdlc inspect bunker_gun01.mdl --pose idle --bone Bunker_Gun.Gun_Yaw --json"
     )]
     Inspect {
         /// The main .mdl file
@@ -120,6 +126,23 @@ enum Command {
         /// Print the records as JSON instead of text
         #[arg(long)]
         json: bool,
+        /// Print the bones' local transforms in this animation, or in this sequence's first
+        /// animation (Source models)
+        #[arg(long, value_name = "NAME")]
+        pose: Option<String>,
+        /// The frame of --pose, from 0 to the animation's frame count − 1; fractions
+        /// interpolate as the engine does
+        #[arg(
+            long,
+            value_name = "F",
+            default_value_t = 0.0,
+            requires = "pose",
+            allow_negative_numbers = true
+        )]
+        frame: f32,
+        /// Only this bone (with --pose)
+        #[arg(long, value_name = "BONE", requires = "pose")]
+        bone: Option<String>,
         /// When to colour diagnostics
         #[arg(long, value_enum, default_value_t = Color::Auto)]
         color: Color,
@@ -241,8 +264,17 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Inspect { file, json, color } => {
-            let inspect = driver::inspect(&file, json);
+        Command::Inspect {
+            file,
+            json,
+            pose,
+            frame,
+            bone,
+            color,
+        } => {
+            let query =
+                pose.map(|name| mdlc::formats::source::pose::PoseQuery { name, frame, bone });
+            let inspect = driver::inspect(&file, json, query.as_ref());
             if !inspect.text.is_empty() {
                 let mut out = std::io::stdout().lock();
                 if let Err(e) = out

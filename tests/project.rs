@@ -148,7 +148,7 @@ fn creature_model_reads_with_the_values_written() {
         .iter()
         .map(|m| m.value.as_str())
         .collect();
-    assert_eq!(walk_motion, ["LX"]);
+    assert_eq!(walk_motion, ["LY"]);
 
     assert_eq!(spec.sequences.len(), 2);
     let idle = &spec.sequences[0];

@@ -1,6 +1,7 @@
 //! `mdlc inspect` on Source models compiled by mdlc: the text dump of each hand-written model is
 //! pinned as an insta snapshot named after the model (read by eye; the numbers each one must
 //! show are derived from the input in the comments), and the JSON dump is checked against it.
+//! (The animation side of Valve's models and `--pose` are tested in `source_anim_inspect.rs`.)
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -43,6 +44,21 @@ fn dumps(qc: &Path, name: &str) -> (String, serde_json::Value) {
         f.vvd.as_ref().unwrap().vertices.len()
     );
     assert_eq!(json["vtx"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        json["mdl"]["sequences"].as_array().unwrap().len(),
+        f.mdl.seqs.len()
+    );
+    for (a, ja) in f
+        .mdl
+        .animations
+        .iter()
+        .zip(json["mdl"]["animations"].as_array().unwrap())
+    {
+        assert_eq!(ja["name"], a.name.as_str());
+        for c in ja["chains"].as_array().unwrap() {
+            assert!(c["records"].is_u64(), "{c}");
+        }
+    }
     assert!(text.contains("invariants: all hold"));
     let _ = std::fs::remove_dir_all(&out);
     (text, json)
@@ -56,6 +72,12 @@ fn static_prop() {
     let (text, json) = dumps(&testdata("static_prop/crate.qc"), "static_prop");
     assert_eq!(json["vvd"]["vertices"], 7);
     assert_eq!(json["mdl"]["header"]["flags"]["value"], 0x11);
+    // A static prop's rest-pose animation is the empty chain (source-animation.md §7).
+    assert_eq!(json["mdl"]["animations"][0]["chains"][0]["records"], 0);
+    assert_eq!(
+        json["mdl"]["sequences"][0]["weights"],
+        serde_json::json!([1.0])
+    );
     insta::assert_snapshot!("static_prop", text);
 }
 
@@ -79,6 +101,8 @@ fn skinned60() {
     assert_eq!(json["vvd"]["vertices"], 240);
     assert_eq!(json["vvd"]["vertices_by_bone_count"][3], 240);
     assert_eq!(json["mdl"]["bones"].as_array().unwrap().len(), 60);
+    // Only the root differs from its rest pose (the +90° turn): one record (§7).
+    assert_eq!(json["mdl"]["animations"][0]["chains"][0]["records"], 1);
     insta::assert_snapshot!("skinned60", text);
 }
 

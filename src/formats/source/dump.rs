@@ -75,6 +75,55 @@ const SEQ_FLAGS: &[(i32, &str)] = &[
     (0x4000, "WORLD"),
 ];
 
+/// `mstudioanim_t.flags` (`source-animation.md` 4.1).
+const RECORD_FLAGS: &[(i32, &str)] = &[
+    (0x1, "RAWPOS"),
+    (0x2, "RAWROT"),
+    (0x4, "ANIMPOS"),
+    (0x8, "ANIMROT"),
+    (0x10, "DELTA"),
+    (0x20, "RAWROT2"),
+];
+
+/// `mstudiomovement_t.motionflags` (3.3).
+const MOTION_FLAGS: &[(i32, &str)] = &[
+    (0x1, "X"),
+    (0x2, "Y"),
+    (0x4, "Z"),
+    (0x8, "XR"),
+    (0x10, "YR"),
+    (0x20, "ZR"),
+    (0x40, "LX"),
+    (0x80, "LY"),
+    (0x100, "LZ"),
+    (0x200, "LXR"),
+    (0x400, "LYR"),
+    (0x800, "LZR"),
+    (0x1000, "LINEAR"),
+    (0x2000, "LQ"),
+];
+
+/// `mstudiobonecontroller_t.type` (8.1).
+const CONTROLLER_TYPES: &[(i32, &str)] = &[
+    (0x1, "X"),
+    (0x2, "Y"),
+    (0x4, "Z"),
+    (0x8, "XR"),
+    (0x10, "YR"),
+    (0x20, "ZR"),
+    (0x40000, "RLOOP"),
+];
+
+/// `mstudioautolayer_t.flags` (6.7).
+const AUTOLAYER_FLAGS: &[(i32, &str)] = &[
+    (0x10, "POST"),
+    (0x40, "SPLINE"),
+    (0x80, "XFADE"),
+    (0x200, "NOBLEND"),
+    (0x1000, "LOCAL"),
+    (0x4000, "POSE"),
+];
+
 /// VTX strip group flags.
 const GROUP_FLAGS: &[(i32, &str)] = &[
     (0x1, "IS_FLEXED"),
@@ -223,19 +272,20 @@ pub fn to_json(files: &Files, problems: &[String]) -> Value {
                     "group": b.group, "bbmin": jv(&b.bbmin), "bbmax": jv(&b.bbmax),
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
-            "sequences": m.seq_recs.iter().map(|(label, act, s)| json!({
-                "label": label, "activity": act, "actweight": s.actweight,
-                "flags": jflags(s.flags, SEQ_FLAGS), "numevents": s.numevents,
-                "numblends": s.numblends, "groupsize": s.groupsize,
-                "bbmin": jv(&s.bbmin), "bbmax": jv(&s.bbmax),
-                "fadeintime": jf(s.fadeintime), "fadeouttime": jf(s.fadeouttime),
-                "numautolayers": s.numautolayers, "numikrules": s.numikrules,
+            "pose_parameters": m.pose_params.iter().map(|p| json!({
+                "name": p.name, "flags": jflags(p.rec.flags, SEQ_FLAGS),
+                "start": jf(p.rec.start), "end": jf(p.rec.end), "loop": jf(p.rec.r#loop),
             })).collect::<Vec<_>>(),
-            "animations": m.anims.iter().map(|(n, a)| json!({
-                "name": n, "fps": jf(a.fps), "flags": jflags(a.flags, SEQ_FLAGS),
-                "numframes": a.numframes, "nummovements": a.nummovements,
-                "numikrules": a.numikrules, "sectionframes": a.sectionframes,
+            "bone_controllers": m.bone_controllers.iter().map(|c| json!({
+                "bone": c.bone, "bone_name": name_of_bone(m, c.bone),
+                "type": jflags(c.r#type, CONTROLLER_TYPES),
+                "start": jf(c.start), "end": jf(c.end), "rest": c.rest,
+                "inputfield": c.inputfield,
             })).collect::<Vec<_>>(),
+            "nodes": m.nodes,
+            "node_transitions": node_rows(m),
+            "sequences": m.seqs.iter().map(|q| seq_json(m, q)).collect::<Vec<_>>(),
+            "animations": m.animations.iter().map(|a| anim_json(m, a)).collect::<Vec<_>>(),
         },
         "vvd": files.vvd.as_ref().map(vvd_json),
         "vtx": files.vtx.iter().map(|(v, x)| json!({
@@ -493,37 +543,7 @@ pub fn to_text(files: &Files, problems: &[String]) -> String {
             );
         }
     }
-    let _ = writeln!(s, "sequences ({}):", m.seq_recs.len());
-    for (i, (label, act, q)) in m.seq_recs.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "  [{i}] `{label}`  activity {:?} weight {}  flags {}  blends {} ({}×{})  events {}  fade {}/{}  bb {} .. {}",
-            act,
-            q.actweight,
-            flags_text(q.flags, SEQ_FLAGS),
-            q.numblends,
-            q.groupsize[0],
-            q.groupsize[1],
-            q.numevents,
-            f(q.fadeintime),
-            f(q.fadeouttime),
-            fv(&q.bbmin),
-            fv(&q.bbmax)
-        );
-    }
-    let _ = writeln!(s, "animations ({}):", m.anims.len());
-    for (i, (n, a)) in m.anims.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "  [{i}] `{n}`  fps {}  frames {}  flags {}  movements {}  ikrules {}  sectionframes {}",
-            f(a.fps),
-            a.numframes,
-            flags_text(a.flags, SEQ_FLAGS),
-            a.nummovements,
-            a.numikrules,
-            a.sectionframes
-        );
-    }
+    anim_side_text(&mut s, m);
 
     match &files.vvd {
         Some(v) => {
@@ -639,6 +659,404 @@ fn vtx_text(s: &mut String, ext: &str, x: &Vtx) {
                     }
                 }
             }
+        }
+    }
+}
+
+// --- the animation side -------------------------------------------------------------------------
+
+use super::read::{walk_chain, RAnim, RChain, RSeq};
+
+fn name_of_anim(m: &Mdl, a: i32) -> String {
+    usize::try_from(a)
+        .ok()
+        .and_then(|i| m.anims.get(i))
+        .map(|(n, _)| n.clone())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn name_of_seq(m: &Mdl, q: i32) -> String {
+    usize::try_from(q)
+        .ok()
+        .and_then(|i| m.seqs.get(i))
+        .map(|s| s.label.clone())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn name_of_param(m: &Mdl, p: i32) -> String {
+    usize::try_from(p)
+        .ok()
+        .and_then(|i| m.pose_params.get(i))
+        .map(|x| x.name.clone())
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The transition table as rows, one per `from` node.
+fn node_rows(m: &Mdl) -> Vec<Vec<u8>> {
+    let n = m.nodes.len().max(1);
+    m.node_transitions.chunks(n).map(<[u8]>::to_vec).collect()
+}
+
+/// The record headers of one chain: (count, `flags → count` in first-seen order), or why the
+/// chain cannot be walked.
+fn chain_summary(m: &Mdl, c: &RChain) -> Result<(usize, Vec<(u8, usize)>), String> {
+    let Some(start) = c.start else {
+        return Err(format!("in anim block {}", c.animblock));
+    };
+    let recs = walk_chain(&m.bytes, start)?;
+    if recs.len() == 1 && recs.first().is_some_and(|r| r.bone == 255) {
+        return Ok((0, Vec::new()));
+    }
+    let mut hist: Vec<(u8, usize)> = Vec::new();
+    for r in &recs {
+        match hist.iter_mut().find(|(fl, _)| *fl == r.flags) {
+            Some(h) => h.1 += 1,
+            None => hist.push((r.flags, 1)),
+        }
+    }
+    Ok((recs.len(), hist))
+}
+
+fn chain_text(m: &Mdl, c: &RChain) -> String {
+    match chain_summary(m, c) {
+        Ok((0, _)) => "no bone records (empty chain)".into(),
+        Ok((n, hist)) => {
+            let parts: Vec<String> = hist
+                .iter()
+                .map(|&(fl, k)| {
+                    let names = flag_names(fl as i32, RECORD_FLAGS);
+                    let name = if names.is_empty() {
+                        "0".to_string()
+                    } else {
+                        names.join("|")
+                    };
+                    format!("{name} ×{k}")
+                })
+                .collect();
+            let plural = if n == 1 { "" } else { "s" };
+            format!("{n} bone record{plural} ({})", parts.join(", "))
+        }
+        Err(e) => format!("bone records unreadable: {e}"),
+    }
+}
+
+fn chain_json(m: &Mdl, c: &RChain) -> Value {
+    let (records, flags, error) = match chain_summary(m, c) {
+        Ok((n, hist)) => (
+            json!(n),
+            hist.iter()
+                .map(|&(fl, k)| json!({"flags": jflags(fl as i32, RECORD_FLAGS), "count": k}))
+                .collect::<Vec<_>>(),
+            Value::Null,
+        ),
+        Err(e) => (Value::Null, Vec::new(), json!(e)),
+    };
+    json!({
+        "section": c.section, "animblock": c.animblock, "start": c.start, "frames": c.frames,
+        "records": records, "record_flags": flags, "error": error,
+    })
+}
+
+/// Distinct weights with how many bones have each, in first-seen order.
+fn weight_groups(w: &[f32]) -> Vec<(f32, usize)> {
+    let mut out: Vec<(f32, usize)> = Vec::new();
+    for &x in w {
+        match out.iter_mut().find(|(v, _)| v.to_bits() == x.to_bits()) {
+            Some(g) => g.1 += 1,
+            None => out.push((x, 1)),
+        }
+    }
+    out
+}
+
+fn event_text(e: &super::read::REvent) -> String {
+    let what = if e.name.is_empty() {
+        format!("id {}", e.rec.event)
+    } else {
+        format!("`{}`", e.name)
+    };
+    format!(
+        "cycle {}  {what}  type 0x{:x}  options {:?}",
+        f(e.rec.cycle),
+        e.rec.r#type,
+        e.options
+    )
+}
+
+fn seq_json(m: &Mdl, q: &RSeq) -> Value {
+    let s = &q.rec;
+    json!({
+        "label": q.label, "activity": q.activity, "actweight": s.actweight,
+        "flags": jflags(s.flags, SEQ_FLAGS),
+        "bbmin": jv(&s.bbmin), "bbmax": jv(&s.bbmax),
+        "fadeintime": jf(s.fadeintime), "fadeouttime": jf(s.fadeouttime),
+        "numevents": s.numevents,
+        "events": q.events.iter().map(|e| json!({
+            "cycle": jf(e.rec.cycle), "event": e.rec.event, "type": e.rec.r#type,
+            "name": e.name, "options": e.options,
+        })).collect::<Vec<_>>(),
+        "numblends": s.numblends, "groupsize": s.groupsize,
+        "paramindex": s.paramindex,
+        "param_names": s.paramindex.map(|p| (p != -1).then(|| name_of_param(m, p))),
+        "paramstart": jv(&s.paramstart), "paramend": jv(&s.paramend),
+        "paramparent": s.paramparent,
+        "pose_keys": jv(&q.pose_keys),
+        "animations": q.anim_indices.iter().map(|&a| json!({
+            "index": a, "name": name_of_anim(m, a as i32),
+        })).collect::<Vec<_>>(),
+        "localentrynode": s.localentrynode, "localexitnode": s.localexitnode,
+        "nodeflags": s.nodeflags,
+        "numautolayers": s.numautolayers,
+        "autolayers": q.autolayers.iter().map(|l| json!({
+            "sequence": l.i_sequence, "sequence_name": name_of_seq(m, l.i_sequence as i32),
+            "pose": l.i_pose, "flags": jflags(l.flags, AUTOLAYER_FLAGS),
+            "start": jf(l.start), "peak": jf(l.peak), "tail": jf(l.tail), "end": jf(l.end),
+        })).collect::<Vec<_>>(),
+        "weightlistindex": s.weightlistindex,
+        "weights": jv(&q.weights),
+        "numikrules": s.numikrules,
+        "numiklocks": s.numiklocks,
+        "iklocks": q.iklocks.iter().map(|k| json!({
+            "chain": k.chain, "posweight": jf(k.fl_pos_weight),
+            "localqweight": jf(k.fl_local_q_weight), "flags": k.flags,
+        })).collect::<Vec<_>>(),
+        "keyvalues": q.keyvalues,
+        "activity_modifiers": q.activity_modifiers,
+        "cycleposeindex": s.cycleposeindex,
+    })
+}
+
+fn anim_json(m: &Mdl, a: &RAnim) -> Value {
+    let r = &a.rec;
+    json!({
+        "name": a.name, "fps": jf(r.fps), "flags": jflags(r.flags, SEQ_FLAGS),
+        "numframes": r.numframes, "nummovements": r.nummovements,
+        "movements": a.movements.iter().map(|v| json!({
+            "endframe": v.endframe, "motionflags": jflags(v.motionflags, MOTION_FLAGS),
+            "v0": jf(v.v0), "v1": jf(v.v1), "angle": jf(v.angle),
+            "vector": jv(&v.vector), "position": jv(&v.position),
+        })).collect::<Vec<_>>(),
+        "numikrules": r.numikrules, "numlocalhierarchy": r.numlocalhierarchy,
+        "animblock": r.animblock, "sectionframes": r.sectionframes,
+        "sections": a.sections.iter().map(|x| json!({
+            "animblock": x.animblock, "animindex": x.animindex,
+        })).collect::<Vec<_>>(),
+        "chains": a.chains.iter().map(|c| chain_json(m, c)).collect::<Vec<_>>(),
+        "zeroframecount": r.zeroframecount,
+    })
+}
+
+/// Pose parameters, bone controllers, nodes, sequences and animations as text.
+fn anim_side_text(s: &mut String, m: &Mdl) {
+    let _ = writeln!(s, "pose parameters ({}):", m.pose_params.len());
+    for (i, p) in m.pose_params.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  [{i}] `{}`  flags {}  range {} .. {}  loop {}",
+            p.name,
+            flags_text(p.rec.flags, SEQ_FLAGS),
+            f(p.rec.start),
+            f(p.rec.end),
+            f(p.rec.r#loop)
+        );
+    }
+    if !m.bone_controllers.is_empty() {
+        let _ = writeln!(s, "bone controllers ({}):", m.bone_controllers.len());
+        for (i, c) in m.bone_controllers.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  [{i}] bone {} ({})  type {}  range {} .. {}  rest {}  inputfield {}",
+                c.bone,
+                name_of_bone(m, c.bone),
+                flags_text(c.r#type, CONTROLLER_TYPES),
+                f(c.start),
+                f(c.end),
+                c.rest,
+                c.inputfield
+            );
+        }
+    }
+    if !m.nodes.is_empty() {
+        let _ = writeln!(s, "nodes ({}):", m.nodes.len());
+        let rows = node_rows(m);
+        for (i, n) in m.nodes.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  [{}] `{n}`  next hop to nodes 1..: {:?}",
+                i + 1,
+                rows.get(i).map(Vec::as_slice).unwrap_or(&[])
+            );
+        }
+    }
+    let _ = writeln!(s, "sequences ({}):", m.seqs.len());
+    for (i, q) in m.seqs.iter().enumerate() {
+        seq_text(s, m, i, q);
+    }
+    let _ = writeln!(s, "animations ({}):", m.animations.len());
+    for (i, a) in m.animations.iter().enumerate() {
+        anim_text(s, m, i, a);
+    }
+}
+
+fn seq_text(s: &mut String, m: &Mdl, i: usize, q: &RSeq) {
+    let r = &q.rec;
+    let _ = writeln!(
+        s,
+        "  [{i}] `{}`  activity {:?} weight {}  flags {}  fade {}/{}  bb {} .. {}",
+        q.label,
+        q.activity,
+        r.actweight,
+        flags_text(r.flags, SEQ_FLAGS),
+        f(r.fadeintime),
+        f(r.fadeouttime),
+        fv(&r.bbmin),
+        fv(&r.bbmax)
+    );
+    let anims: Vec<String> = q
+        .anim_indices
+        .iter()
+        .map(|&a| format!("{a} `{}`", name_of_anim(m, a as i32)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "      blends {} ({}×{}): {}",
+        r.numblends,
+        r.groupsize[0],
+        r.groupsize[1],
+        anims.join(", ")
+    );
+    for axis in 0..2 {
+        if r.paramindex[axis] != -1 || r.groupsize[axis] > 1 {
+            let _ = writeln!(
+                s,
+                "      blend axis {axis}: pose parameter {} (`{}`) {} .. {}",
+                r.paramindex[axis],
+                name_of_param(m, r.paramindex[axis]),
+                f(r.paramstart[axis]),
+                f(r.paramend[axis])
+            );
+        }
+    }
+    if !q.pose_keys.is_empty() {
+        let _ = writeln!(s, "      pose keys {}", fv(&q.pose_keys));
+    }
+    if r.paramparent != 0 {
+        let _ = writeln!(s, "      paramparent {}", r.paramparent);
+    }
+    if r.localentrynode != 0 || r.localexitnode != 0 || r.nodeflags != 0 {
+        let _ = writeln!(
+            s,
+            "      nodes: entry {}  exit {}  nodeflags 0x{:x}",
+            r.localentrynode, r.localexitnode, r.nodeflags
+        );
+    }
+    for (k, e) in q.events.iter().enumerate() {
+        let _ = writeln!(s, "      event [{k}] {}", event_text(e));
+    }
+    for (k, l) in q.autolayers.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "      autolayer [{k}] sequence {} (`{}`)  pose {}  flags {}  start {} peak {} tail {} end {}",
+            l.i_sequence,
+            name_of_seq(m, l.i_sequence as i32),
+            l.i_pose,
+            flags_text(l.flags, AUTOLAYER_FLAGS),
+            f(l.start),
+            f(l.peak),
+            f(l.tail),
+            f(l.end)
+        );
+    }
+    if q.weights.is_empty() {
+        let _ = writeln!(s, "      weights: none (weightlistindex 0)");
+    } else {
+        let groups: Vec<String> = weight_groups(&q.weights)
+            .iter()
+            .map(|&(w, k)| format!("{} ×{k}", f(w)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "      weights ({} bone{}): {}",
+            q.weights.len(),
+            if q.weights.len() == 1 { "" } else { "s" },
+            groups.join(", ")
+        );
+    }
+    if r.numikrules != 0 || !q.iklocks.is_empty() {
+        let _ = writeln!(
+            s,
+            "      ikrules {}  iklocks {}",
+            r.numikrules,
+            q.iklocks.len()
+        );
+    }
+    if !q.keyvalues.is_empty() {
+        let _ = writeln!(s, "      keyvalues {:?}", q.keyvalues);
+    }
+    if !q.activity_modifiers.is_empty() {
+        let _ = writeln!(s, "      activity modifiers {:?}", q.activity_modifiers);
+    }
+}
+
+fn anim_text(s: &mut String, m: &Mdl, i: usize, a: &RAnim) {
+    let r = &a.rec;
+    let _ = writeln!(
+        s,
+        "  [{i}] `{}`  fps {}  frames {}  flags {}  ikrules {}",
+        a.name,
+        f(r.fps),
+        r.numframes,
+        flags_text(r.flags, SEQ_FLAGS),
+        r.numikrules
+    );
+    for (k, v) in a.movements.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "      movement [{k}] endframe {}  flags {}  v0 {} v1 {}  angle {}  vector {}  position {}",
+            v.endframe,
+            flags_text(v.motionflags, MOTION_FLAGS),
+            f(v.v0),
+            f(v.v1),
+            f(v.angle),
+            fv(&v.vector),
+            fv(&v.position)
+        );
+    }
+    if r.sectionframes == 0 {
+        if let Some(c) = a.chains.first() {
+            let _ = writeln!(s, "      {}", chain_text(m, c));
+        }
+    } else {
+        let _ = writeln!(
+            s,
+            "      sections of {} frames ({}):",
+            r.sectionframes,
+            a.chains.len()
+        );
+        // Runs of sections that read the same are one line: `[0..=97] 31 frames: …`.
+        let lines: Vec<(usize, String)> = a
+            .chains
+            .iter()
+            .map(|c| {
+                let plural = if c.frames == 1 { "" } else { "s" };
+                let text = format!("{} frame{plural}: {}", c.frames, chain_text(m, c));
+                (c.section, text)
+            })
+            .collect();
+        let mut i = 0;
+        while let Some((first, text)) = lines.get(i) {
+            let mut j = i;
+            while lines.get(j + 1).is_some_and(|(_, t)| t == text) {
+                j += 1;
+            }
+            let last = lines.get(j).map_or(*first, |(k, _)| *k);
+            let which = if j == i {
+                format!("[{first}]")
+            } else {
+                format!("[{first}..={last}]")
+            };
+            let _ = writeln!(s, "        {which} {text}");
+            i = j + 1;
         }
     }
 }

@@ -6,8 +6,11 @@
 //! VTX strip groups and strips within the bone limits, ordered by meshopt; [`write`] lays out
 //! the files; [`read`] reads them back for [`inspect`] and the tests.
 
+pub mod anim;
+pub mod animcodec;
 pub mod dump;
 pub mod math;
+pub mod pose;
 pub mod prepare;
 pub mod read;
 pub mod records;
@@ -127,6 +130,7 @@ pub fn check(f: &Files) -> Vec<String> {
             p.push(format!("bone {i} has parent {par}, not an earlier bone"));
         }
     }
+    p.extend(anim_problems(m));
     let Some(vvd) = &f.vvd else {
         p.push("no .vvd beside the MDL".into());
         return p;
@@ -319,6 +323,149 @@ pub fn check(f: &Files) -> Vec<String> {
     p
 }
 
+/// Flags that are never on disk in v48: 0x40 (`STUDIO_FRAMEANIM` of v49), `STUDIO_ACTIVITY`
+/// and `STUDIO_EVENT` (runtime markers; `source-animation.md` 3.1).
+const FORBIDDEN_FLAGS: i32 = 0x40 | 0x1000 | 0x2000;
+
+/// `STUDIO_AL_POSE`: the autolayer is driven by pose parameter `iPose` (6.7).
+const AL_POSE: i32 = 0x4000;
+
+/// The animation side's invariants (`source-animation.md` 3, 6, 7, 8.1): every record chain
+/// decodable over the frames the engine reads, sequences pointing at existing animations,
+/// pose parameters, sequences and nodes, blend grids of `numblends` cells, a weight list,
+/// event cycles in [0, 1], no runtime-only flags, and at least one sequence.
+fn anim_problems(m: &read::Mdl) -> Vec<String> {
+    let mut p = Vec::new();
+    let nb = m.bones.len();
+    let n_anims = m.animations.len();
+    let n_seqs = m.seqs.len();
+    let n_params = m.pose_params.len();
+    let n_nodes = m.nodes.len();
+    if m.seqs.is_empty() {
+        p.push("the model has no sequence (the engine needs sequence 0)".into());
+    }
+    for a in &m.animations {
+        let what = format!("animation `{}`", a.name);
+        if a.rec.numframes < 1 {
+            p.push(format!("{what} has {} frames", a.rec.numframes));
+        }
+        if a.rec.flags & FORBIDDEN_FLAGS != 0 {
+            p.push(format!(
+                "{what} has flags 0x{:x}, which are never on disk in v48",
+                a.rec.flags & FORBIDDEN_FLAGS
+            ));
+        }
+        for c in &a.chains {
+            let at = if a.rec.sectionframes == 0 {
+                what.clone()
+            } else {
+                format!("{what} section {}", c.section)
+            };
+            match c.start {
+                Some(start) => {
+                    for e in animcodec::validate_chain(&m.bytes, start, nb, c.frames) {
+                        p.push(format!("{at}: {e}"));
+                    }
+                }
+                None if c.animblock == -1 => p.push(format!(
+                    "{at} has no data (animblock -1: the model needs to be recompiled)"
+                )),
+                None if c.animblock < 0 || c.animblock >= m.hdr.numanimblocks => p.push(format!(
+                    "{at} is in anim block {}, but the model has {} anim blocks",
+                    c.animblock, m.hdr.numanimblocks
+                )),
+                // In an external .ani file, which is not read.
+                None => {}
+            }
+        }
+    }
+    for q in &m.seqs {
+        let r = &q.rec;
+        let what = format!("sequence `{}`", q.label);
+        if r.flags & FORBIDDEN_FLAGS != 0 {
+            p.push(format!(
+                "{what} has flags 0x{:x}, which are never on disk in v48",
+                r.flags & FORBIDDEN_FLAGS
+            ));
+        }
+        if r.groupsize[0] < 1 || r.groupsize[1] < 1 {
+            p.push(format!(
+                "{what} has a {}×{} blend grid",
+                r.groupsize[0], r.groupsize[1]
+            ));
+        }
+        if r.numblends as i64 != r.groupsize[0] as i64 * r.groupsize[1] as i64 {
+            p.push(format!(
+                "{what} has numblends {} but a {}×{} blend grid",
+                r.numblends, r.groupsize[0], r.groupsize[1]
+            ));
+        }
+        for (k, &a) in q.anim_indices.iter().enumerate() {
+            if a < 0 || a as usize >= n_anims {
+                p.push(format!(
+                    "{what} blend {k} uses animation {a}, but the model has {n_anims}"
+                ));
+            }
+        }
+        if r.weightlistindex == 0 {
+            p.push(format!(
+                "{what} has no weight list (weightlistindex 0: the engine would read the seqdesc as weights)"
+            ));
+        }
+        for (k, e) in q.events.iter().enumerate() {
+            if !(0.0..=1.0).contains(&e.rec.cycle) {
+                p.push(format!(
+                    "{what} event {k} is at cycle {}, outside [0, 1]",
+                    e.rec.cycle
+                ));
+            }
+        }
+        for axis in 0..2 {
+            let pi = r.paramindex[axis];
+            if pi != -1 && (pi < 0 || pi as usize >= n_params) {
+                p.push(format!(
+                    "{what} blend axis {axis} uses pose parameter {pi}, but the model has {n_params}"
+                ));
+            }
+        }
+        for (k, l) in q.autolayers.iter().enumerate() {
+            if l.i_sequence < 0 || l.i_sequence as usize >= n_seqs {
+                p.push(format!(
+                    "{what} autolayer {k} uses sequence {}, but the model has {n_seqs}",
+                    l.i_sequence
+                ));
+            }
+            if l.flags & AL_POSE != 0 && (l.i_pose < 0 || l.i_pose as usize >= n_params) {
+                p.push(format!(
+                    "{what} autolayer {k} is driven by pose parameter {}, but the model has {n_params}",
+                    l.i_pose
+                ));
+            }
+        }
+        for (name, node) in [("entry", r.localentrynode), ("exit", r.localexitnode)] {
+            if node < 0 || node as usize > n_nodes {
+                p.push(format!(
+                    "{what} has {name} node {node}, but the model has {n_nodes} nodes"
+                ));
+            }
+        }
+    }
+    if let Some(bad) = m.node_transitions.iter().find(|&&x| x as usize > n_nodes) {
+        p.push(format!(
+            "the node transition table names node {bad}, but the model has {n_nodes} nodes"
+        ));
+    }
+    for (i, c) in m.bone_controllers.iter().enumerate() {
+        if c.bone < 0 || c.bone as usize >= nb {
+            p.push(format!(
+                "bone controller {i} drives bone {}, but the model has {nb} bones",
+                c.bone
+            ));
+        }
+    }
+    p
+}
+
 /// Reads an MDL v48 (with its .vvd/.vtx siblings found through `fs`) for `mdlc inspect`: a
 /// readable dump (or JSON) of every record, and the invariant problems.
 pub fn inspect(
@@ -336,4 +483,21 @@ pub fn inspect(
         dump::to_text(&f, &problems)
     };
     Ok((text, problems))
+}
+
+/// `mdlc inspect --pose`: reads the MDL (the pose needs no VVD or VTX), then answers the pose
+/// query (the text or JSON of [`pose::pose_report`], or why it cannot be answered), with the
+/// problems of the animation side.
+pub fn inspect_pose(
+    path: &Path,
+    fs: &dyn crate::project::files::Fs,
+    query: &pose::PoseQuery,
+    json: bool,
+) -> Result<(Result<String, pose::PoseError>, Vec<String>), String> {
+    let bytes = fs
+        .read(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mdl = read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let problems = anim_problems(&mdl);
+    Ok((pose::pose_report(&mdl, query, json), problems))
 }

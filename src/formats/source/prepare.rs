@@ -80,14 +80,6 @@ pub struct PHitboxSet {
     pub boxes: Vec<PHitbox>,
 }
 
-pub struct PSequence {
-    pub name: String,
-    pub anim_name: String,
-    pub activity: String,
-    pub actweight: i32,
-    pub fps: f32,
-}
-
 /// Everything the writers need.
 pub struct Plan {
     pub name: String,
@@ -103,12 +95,12 @@ pub struct Plan {
     pub lod_switch: Vec<f32>,
     pub attachments: Vec<PAttachment>,
     pub hitbox_sets: Vec<PHitboxSet>,
-    pub sequences: Vec<PSequence>,
+    /// Animations, sequences, pose parameters, nodes and bone scales.
+    pub anim: super::anim::AnimPlan,
     pub eye_position: [f32; 3],
     pub illum_position: [f32; 3],
     pub hull: ([f32; 3], [f32; 3]),
     pub view_bb: ([f32; 3], [f32; 3]),
-    pub seq_box: ([f32; 3], [f32; 3]),
     pub surface_prop: String,
     pub contents: i32,
     pub keyvalues: Option<String>,
@@ -743,14 +735,8 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
             }
         }
     }
-    let illum_default = {
-        let (a, b) = seq.or_zero();
-        [
-            (a[0] + b[0]) * 0.5,
-            (a[1] + b[1]) * 0.5,
-            (a[2] + b[2]) * 0.5,
-        ]
-    };
+    let rest_plain = seq;
+    let mut collision_box = Aabb::EMPTY;
     if let (Some(c), None) = (&model.collision, &model.bbox) {
         let mut cb = Aabb::EMPTY;
         for t in &c.mesh.triangles {
@@ -767,9 +753,46 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
             cb.add(math::sub(cb.min, [0.25; 3]));
             cb.add(math::add(cb.max, [0.25; 3]));
             seq.union(&cb);
+            collision_box = cb;
         }
     }
-    let seq_box = seq.or_zero();
+    let rest_box = seq.or_zero();
+
+    // --- animations and sequences ------------------------------------------------------------------
+    let anim = super::anim::plan(
+        model,
+        &super::anim::Context {
+            bones: &bones,
+            ir_to_out: &ir_to_out,
+            static_prop,
+            body_parts: &body_parts,
+            hitbox_sets: &hitbox_sets,
+            rest_box,
+        },
+        diags,
+    )?;
+    // §6.11: the hull and the illumination point come from sequence 0's box
+    let seq0 = match anim.seqs.first() {
+        Some(s) if !static_prop => {
+            let mut b = Aabb {
+                min: s.bbox.0,
+                max: s.bbox.1,
+            };
+            let centre = b.or_zero();
+            b.union(&collision_box);
+            (b.or_zero(), centre)
+        }
+        _ => (rest_box, rest_plain.or_zero()),
+    };
+    let illum_default = {
+        let (a, b) = seq0.1;
+        [
+            (a[0] + b[0]) * 0.5,
+            (a[1] + b[1]) * 0.5,
+            (a[2] + b[2]) * 0.5,
+        ]
+    };
+    let seq_box = seq0.0;
     let hull = match &model.bbox {
         Some(b) => (b.value[0], b.value[1]),
         None => seq_box,
@@ -779,34 +802,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
         None => ([0.0; 3], [0.0; 3]),
     };
     let swap = |p: [f32; 3]| [-p[1], p[0], p[2]];
-
-    // --- sequences (one frame each) ----------------------------------------------------------------------
-    let mut sequences = Vec::new();
-    for s in &model.sequences {
-        let anim = s.animations.first().and_then(|a| model.animation(*a));
-        sequences.push(PSequence {
-            name: s.name.value.clone(),
-            anim_name: anim
-                .map(|a| a.name.value.clone())
-                .unwrap_or_else(|| format!("@{}", s.name.value)),
-            activity: s
-                .activity
-                .as_ref()
-                .map(|a| a.name.value.clone())
-                .unwrap_or_default(),
-            actweight: s.activity.as_ref().map(|a| a.weight).unwrap_or(0),
-            fps: anim.map(|a| a.fps).unwrap_or(30.0),
-        });
-    }
-    if sequences.is_empty() {
-        sequences.push(PSequence {
-            name: "idle".into(),
-            anim_name: "@idle".into(),
-            activity: String::new(),
-            actweight: 0,
-            fps: 30.0,
-        });
-    }
 
     let mut flags = 0i32;
     if auto {
@@ -869,7 +864,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
         lod_switch,
         attachments,
         hitbox_sets,
-        sequences,
+        anim,
         eye_position: model
             .eye_position
             .as_ref()
@@ -882,7 +877,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
             .unwrap_or(illum_default),
         hull,
         view_bb,
-        seq_box,
         surface_prop: model
             .surface_prop
             .as_ref()

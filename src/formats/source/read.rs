@@ -55,6 +55,125 @@ pub struct Mdl {
     pub keyvalues: String,
     /// The model name stored behind `studiohdr2.sznameindex` (empty when there is none).
     pub hdr2_name: String,
+    /// The whole MDL file, for decoding animations ([`super::pose::decode_anim`]).
+    pub bytes: Vec<u8>,
+    /// Every local animation with everything it points at, in the order of `anims`.
+    pub animations: Vec<RAnim>,
+    /// Every sequence with everything it points at, in the order of `seq_recs`.
+    pub seqs: Vec<RSeq>,
+    /// `mstudioposeparamdesc_t` array (`source-animation.md` 6.5).
+    pub pose_params: Vec<RPoseParam>,
+    /// `mstudiobonecontroller_t` array (8.1).
+    pub bone_controllers: Vec<BoneController>,
+    /// Transition-graph node names; node number `n` (1-based) is `nodes[n - 1]` (6.10).
+    pub nodes: Vec<String>,
+    /// `numlocalnodes²` bytes: entry `(from − 1)·n + (to − 1)` is the next node on the way.
+    pub node_transitions: Vec<u8>,
+}
+
+/// Where one record chain of an animation is (one per section, or one when not sectioned).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RChain {
+    /// The section (0 when the animation is not sectioned).
+    pub section: usize,
+    /// `animblock` of the data: 0 = in this file, > 0 = an external `.ani` block, −1 = none.
+    pub animblock: i32,
+    /// File offset of the first `mstudioanim_t` when the data is in this file.
+    pub start: Option<usize>,
+    /// How many frames the chain's streams must cover (3.2): `numframes` when not sectioned;
+    /// per section the frames `min(s·S, N−1) ..= min((s+1)·S, N−1)` (S+1 frames, fewer at the
+    /// end; the last entry holds only frame N−1).
+    pub frames: usize,
+}
+
+/// One `mstudioanimdesc_t` with what it points at.
+pub struct RAnim {
+    pub name: String,
+    pub rec: AnimDesc,
+    /// File offset of the animdesc (the base of its relative offsets).
+    pub offset: usize,
+    pub movements: Vec<Movement>,
+    /// The section table (3.2); empty when `sectionframes` is 0.
+    pub sections: Vec<AnimSection>,
+    /// One entry per section (one in all when not sectioned).
+    pub chains: Vec<RChain>,
+}
+
+/// One `mstudioevent_t` (6.3).
+pub struct REvent {
+    pub rec: Event,
+    /// The name behind `szeventindex` (named events); empty for numeric events.
+    pub name: String,
+    pub options: String,
+}
+
+/// One `mstudioseqdesc_t` with what it points at.
+pub struct RSeq {
+    pub label: String,
+    pub activity: String,
+    pub rec: SeqDesc,
+    /// File offset of the seqdesc (the base of its relative offsets).
+    pub offset: usize,
+    pub events: Vec<REvent>,
+    /// `groupsize[0]·groupsize[1]` animation indices, entry `(x, y)` at `y·groupsize[0] + x`.
+    pub anim_indices: Vec<i16>,
+    /// `groupsize[0] + groupsize[1]` pose keys; empty when `posekeyindex` is 0.
+    pub pose_keys: Vec<f32>,
+    /// One weight per bone; empty when `weightlistindex` is 0 (a broken file).
+    pub weights: Vec<f32>,
+    pub autolayers: Vec<AutoLayer>,
+    pub iklocks: Vec<IkLock>,
+    /// The key-value text (without its NUL); empty when `keyvaluesize` is 0.
+    pub keyvalues: String,
+    /// Activity modifier names (v48).
+    pub activity_modifiers: Vec<String>,
+}
+
+/// One `mstudioposeparamdesc_t` (6.5).
+pub struct RPoseParam {
+    pub name: String,
+    pub rec: PoseParamDesc,
+}
+
+/// One record header of a record chain (`mstudioanim_t`, 4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainRecord {
+    /// File offset of the record.
+    pub offset: usize,
+    pub bone: u8,
+    pub flags: u8,
+}
+
+/// The record headers of the chain at `start`, following `nextoffset` until it is 0 (an empty
+/// chain is one record with bone 255). A non-positive step other than the final 0, a record
+/// outside the file or more than 256 records is an error.
+pub fn walk_chain(b: &[u8], start: usize) -> Result<Vec<ChainRecord>, String> {
+    let mut out = Vec::new();
+    let mut at = start as i64;
+    loop {
+        let bone: u8 = read(b, at, "mstudioanim_t")?;
+        let flags: u8 = read(b, at + 1, "mstudioanim_t")?;
+        let next: i16 = read(b, at + 2, "mstudioanim_t")?;
+        out.push(ChainRecord {
+            offset: at as usize,
+            bone,
+            flags,
+        });
+        if next == 0 {
+            return Ok(out);
+        }
+        if next < 4 {
+            return Err(format!(
+                "record at offset {at} has nextoffset {next} (must be 0 or at least 4)"
+            ));
+        }
+        if out.len() >= 256 {
+            return Err(format!(
+                "the chain at offset {start} has more than 256 records"
+            ));
+        }
+        at += next as i64;
+    }
 }
 
 fn count(n: i32, max: i32, what: &str) -> Result<usize, String> {
@@ -174,6 +293,7 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
     }
     let mut sequences = Vec::new();
     let mut seq_recs = Vec::new();
+    let mut seqs = Vec::new();
     for i in 0..count(hdr.numlocalseq, 65536, "sequence")? {
         let at = hdr.localseqindex as i64 + (i * SeqDesc::SIZE) as i64;
         let s: SeqDesc = read(b, at, "sequence")?;
@@ -187,11 +307,50 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         seq_recs.push((label, activity, s));
     }
     let mut anims = Vec::new();
+    let mut animations = Vec::new();
     for i in 0..count(hdr.numlocalanim, 65536, "animation")? {
         let at = hdr.localanimindex as i64 + (i * AnimDesc::SIZE) as i64;
         let a: AnimDesc = read(b, at, "animdesc")?;
-        anims.push((read_cstr(b, at + a.sznameindex as i64)?, a));
+        let name = read_cstr(b, at + a.sznameindex as i64)?;
+        animations.push(read_anim(b, at, &name, a)?);
+        anims.push((name, a));
     }
+    for (i, (label, activity, rec)) in seq_recs.iter().enumerate() {
+        let at = hdr.localseqindex as i64 + (i * SeqDesc::SIZE) as i64;
+        seqs.push(read_seq(b, at, label, activity, rec, bones.len())?);
+    }
+    let mut pose_params = Vec::new();
+    for i in 0..count(hdr.numlocalposeparameters, 1024, "pose parameter")? {
+        let at = hdr.localposeparamindex as i64 + (i * PoseParamDesc::SIZE) as i64;
+        let rec: PoseParamDesc = read(b, at, "pose parameter")?;
+        pose_params.push(RPoseParam {
+            name: read_cstr(b, at + rec.sznameindex as i64)?,
+            rec,
+        });
+    }
+    let mut bone_controllers = Vec::new();
+    for i in 0..count(hdr.numbonecontrollers, 1024, "bone controller")? {
+        let at = hdr.bonecontrollerindex as i64 + (i * BoneController::SIZE) as i64;
+        bone_controllers.push(read::<BoneController>(b, at, "bone controller")?);
+    }
+    let n_nodes = count(hdr.numlocalnodes, 4096, "node")?;
+    let mut nodes = Vec::new();
+    for i in 0..n_nodes {
+        let off: i32 = read(
+            b,
+            hdr.localnodenameindex as i64 + 4 * i as i64,
+            "node name offset",
+        )?;
+        nodes.push(read_cstr(b, off as i64)?);
+    }
+    let node_transitions = bytes_at(b, hdr.localnodeindex as i64, n_nodes * n_nodes)
+        .ok_or_else(|| {
+            format!(
+                "the {n_nodes}×{n_nodes} node transition table at offset {} runs past the end of the file",
+                hdr.localnodeindex
+            )
+        })?
+        .to_vec();
     let opt_str = |at: i32| -> Result<String, String> {
         if at == 0 {
             Ok(String::new())
@@ -228,6 +387,182 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         surfaceprop,
         keyvalues,
         hdr2_name,
+        bytes: b.to_vec(),
+        animations,
+        seqs,
+        pose_params,
+        bone_controllers,
+        nodes,
+        node_transitions,
+    })
+}
+
+/// `n` bytes at `at`, if they are inside `b`.
+fn bytes_at(b: &[u8], at: i64, n: usize) -> Option<&[u8]> {
+    let start = usize::try_from(at).ok()?;
+    b.get(start..start.checked_add(n)?)
+}
+
+/// `n` consecutive records `T` at `at`.
+fn read_array<T: Le>(b: &[u8], at: i64, n: usize, what: &str) -> Result<Vec<T>, String> {
+    let mut out = Vec::with_capacity(n.min(4096));
+    for i in 0..n {
+        out.push(read::<T>(b, at + (i * T::SIZE) as i64, what)?);
+    }
+    Ok(out)
+}
+
+/// The animation side of one animdesc at file offset `at` (3, 3.2, 3.3).
+fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String> {
+    let movements = if a.nummovements == 0 {
+        Vec::new()
+    } else {
+        read_array(
+            b,
+            at + a.movementindex as i64,
+            count(a.nummovements, 4096, "movement")?,
+            "movement",
+        )?
+    };
+    let n = a.numframes.max(0) as usize;
+    let mut sections = Vec::new();
+    let mut chains = Vec::new();
+    let chain = |section: usize, animblock: i32, animindex: i32, frames: usize| {
+        let start = if animblock == 0 {
+            let s = at + animindex as i64;
+            read::<i32>(b, s, "first mstudioanim_t")
+                .map_err(|e| format!("animation `{name}`: {e}"))?;
+            Some(s as usize)
+        } else {
+            None
+        };
+        Ok::<_, String>(RChain {
+            section,
+            animblock,
+            start,
+            frames,
+        })
+    };
+    if a.sectionframes == 0 {
+        chains.push(chain(0, a.animblock, a.animindex, n)?);
+    } else {
+        if a.sectionframes < 0 || a.numframes < 1 {
+            return Err(format!(
+                "animation `{name}` has sectionframes {} and numframes {}",
+                a.sectionframes, a.numframes
+            ));
+        }
+        let s = a.sectionframes as usize;
+        let entries = super::animcodec::section_count(n, s);
+        sections =
+            read_array::<AnimSection>(b, at + a.sectionindex as i64, entries, "animation section")
+                .map_err(|e| format!("animation `{name}`: {e}"))?;
+        for (k, sec) in sections.iter().enumerate() {
+            chains.push(chain(
+                k,
+                sec.animblock,
+                sec.animindex,
+                super::animcodec::section_span(n, s, k).1,
+            )?);
+        }
+    }
+    Ok(RAnim {
+        name: name.to_string(),
+        rec: a,
+        offset: at as usize,
+        movements,
+        sections,
+        chains,
+    })
+}
+
+/// The animation side of one seqdesc at file offset `at` (6).
+fn read_seq(
+    b: &[u8],
+    at: i64,
+    label: &str,
+    activity: &str,
+    s: &SeqDesc,
+    num_bones: usize,
+) -> Result<RSeq, String> {
+    let ctx = |e: String| format!("sequence `{label}`: {e}");
+    let mut events = Vec::new();
+    for k in 0..count(s.numevents, 65536, "event").map_err(ctx)? {
+        let eat = at + s.eventindex as i64 + (k * Event::SIZE) as i64;
+        let rec: Event = read(b, eat, "event").map_err(ctx)?;
+        let name = if rec.szeventindex == 0 {
+            String::new()
+        } else {
+            read_cstr(b, eat + rec.szeventindex as i64).map_err(ctx)?
+        };
+        events.push(REvent {
+            options: rec.options.as_str(),
+            rec,
+            name,
+        });
+    }
+    let g0 = count(s.groupsize[0], 4096, "blend grid").map_err(ctx)?;
+    let g1 = count(s.groupsize[1], 4096, "blend grid").map_err(ctx)?;
+    let anim_indices =
+        read_array::<i16>(b, at + s.animindexindex as i64, g0 * g1, "animation index")
+            .map_err(ctx)?;
+    let pose_keys = if s.posekeyindex == 0 {
+        Vec::new()
+    } else {
+        read_array::<f32>(b, at + s.posekeyindex as i64, g0 + g1, "pose key").map_err(ctx)?
+    };
+    let weights = if s.weightlistindex == 0 {
+        Vec::new()
+    } else {
+        read_array::<f32>(b, at + s.weightlistindex as i64, num_bones, "bone weight")
+            .map_err(ctx)?
+    };
+    let autolayers = read_array::<AutoLayer>(
+        b,
+        at + s.autolayerindex as i64,
+        count(s.numautolayers, 4096, "autolayer").map_err(ctx)?,
+        "autolayer",
+    )
+    .map_err(ctx)?;
+    let iklocks = read_array::<IkLock>(
+        b,
+        at + s.iklockindex as i64,
+        count(s.numiklocks, 4096, "IK lock").map_err(ctx)?,
+        "IK lock",
+    )
+    .map_err(ctx)?;
+    let keyvalues = if s.keyvaluesize > 0 {
+        let n = count(s.keyvaluesize, 1 << 24, "key value byte").map_err(ctx)?;
+        let raw = bytes_at(b, at + s.keyvalueindex as i64, n).ok_or_else(|| {
+            ctx(format!(
+                "key values ({n} bytes at offset {}) run past the end of the file",
+                at + s.keyvalueindex as i64
+            ))
+        })?;
+        let text = raw.split(|&c| c == 0).next().unwrap_or(raw);
+        String::from_utf8_lossy(text).into_owned()
+    } else {
+        String::new()
+    };
+    let mut activity_modifiers = Vec::new();
+    for k in 0..count(s.numactivitymodifiers, 4096, "activity modifier").map_err(ctx)? {
+        let mat = at + s.activitymodifierindex as i64 + 4 * k as i64;
+        let rel: i32 = read(b, mat, "activity modifier").map_err(ctx)?;
+        activity_modifiers.push(read_cstr(b, mat + rel as i64).map_err(ctx)?);
+    }
+    Ok(RSeq {
+        label: label.to_string(),
+        activity: activity.to_string(),
+        rec: *s,
+        offset: at as usize,
+        events,
+        anim_indices,
+        pose_keys,
+        weights,
+        autolayers,
+        iklocks,
+        keyvalues,
+        activity_modifiers,
     })
 }
 

@@ -223,6 +223,51 @@ record!(
 );
 
 record!(
+    /// `mstudiomovement_t` (`source-animation.md` 3.3): one piece of an animation's root motion.
+    Movement = 44 {
+        endframe: i32, motionflags: i32, v0: f32, v1: f32, angle: f32, vector: Vector,
+        position: Vector,
+    }
+);
+
+record!(
+    /// `mstudioanimsections_t` (3.2): where one section's record chain is.
+    AnimSection = 8 { animblock: i32, animindex: i32 }
+);
+
+record!(
+    /// `mstudioevent_t` (6.3).
+    Event = 80 { cycle: f32, event: i32, r#type: i32, options: Name64, szeventindex: i32 }
+);
+
+record!(
+    /// `mstudioautolayer_t` (6.7).
+    AutoLayer = 24 {
+        i_sequence: i16, i_pose: i16, flags: i32, start: f32, peak: f32, tail: f32, end: f32,
+    }
+);
+
+record!(
+    /// `mstudioiklock_t` (3.4).
+    IkLock = 32 {
+        chain: i32, fl_pos_weight: f32, fl_local_q_weight: f32, flags: i32, unused: [i32; 4],
+    }
+);
+
+record!(
+    /// `mstudioposeparamdesc_t` (6.5).
+    PoseParamDesc = 20 { sznameindex: i32, flags: i32, start: f32, end: f32, r#loop: f32 }
+);
+
+record!(
+    /// `mstudiobonecontroller_t` (8.1).
+    BoneController = 56 {
+        bone: i32, r#type: i32, start: f32, end: f32, rest: i32, inputfield: i32,
+        unused: [i32; 8],
+    }
+);
+
+record!(
     /// `mstudiobodyparts_t`.
     BodyParts = 16 { sznameindex: i32, nummodels: i32, base: i32, modelindex: i32 }
 );
@@ -432,6 +477,13 @@ mod tests {
             BBox,
             AnimDesc,
             SeqDesc,
+            Movement,
+            AnimSection,
+            Event,
+            AutoLayer,
+            IkLock,
+            PoseParamDesc,
+            BoneController,
             BodyParts,
             StudioModel,
             StudioMesh,

@@ -43,80 +43,176 @@ fn field(at: usize, off: usize) -> usize {
     at + off
 }
 
-/// Quaternion64 (v48 RAWROT2).
-fn quat64(q: [f32; 4]) -> [u8; 8] {
-    let enc = |c: f32| -> u64 {
-        ((c * 1_048_576.0).trunc() as i64 + 1_048_576).clamp(0, 2_097_151) as u64
-    };
-    let v = enc(q[0]) | (enc(q[1]) << 21) | (enc(q[2]) << 42) | (u64::from(q[3] < 0.0) << 63);
-    v.to_le_bytes()
-}
-
-/// f32 → IEEE half, truncating the mantissa like Valve's converter.
-fn half(f: f32) -> u16 {
-    if !f.is_finite() {
-        return 0;
+/// Animation descriptions, their record chains and movements, sequences with their events,
+/// layers, weights and animation indices, and the transition nodes (`source-animation.md` §9.1
+/// rows 3–10).
+fn write_animation_side(plan: &Plan, o: &mut Out, st: &mut Strings, h: &mut StudioHdr) {
+    let ap = &plan.anim;
+    h.numlocalanim = ap.anims.len() as i32;
+    h.localanimindex = o.pos() as i32;
+    let mut anim_at = Vec::with_capacity(ap.anims.len());
+    for a in &ap.anims {
+        let at = o.pos();
+        o.put(&AnimDesc {
+            baseptr: -(at as i32),
+            fps: a.fps,
+            flags: a.flags,
+            numframes: a.num_frames as i32,
+            nummovements: a.movements.len() as i32,
+            sectionframes: a.encoded.section_frames,
+            ..Default::default()
+        });
+        st.add(at + 4, at, &a.name);
+        anim_at.push(at);
     }
-    let f = f.clamp(-65504.0, 65504.0);
-    let b = f.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
-    let mant = b & 0x7f_ffff;
-    if exp <= 0 {
-        if exp < -10 {
-            return sign;
-        }
-        let m = (mant | 0x80_0000) >> (14 - exp);
-        return sign | m as u16;
-    }
-    sign | ((exp as u16) << 10) | (mant >> 13) as u16
-}
-
-/// The animation record chain of a one-frame rest-pose animation: static props need none
-/// (the +90° is baked into the vertices); other models turn each root bone by +90° about Z.
-fn rest_chain(plan: &Plan) -> Vec<u8> {
-    if plan.static_prop {
-        return vec![0xff, 0, 0, 0];
-    }
-    let rz = super::math::euler_quat([0.0, 0.0, std::f32::consts::FRAC_PI_2]);
-    let mut recs: Vec<Vec<u8>> = Vec::new();
-    for (i, b) in plan.bones.iter().enumerate() {
-        if b.parent.is_some() || i > 255 {
-            continue;
-        }
-        let q = b.quat;
-        // rz ⊗ q
-        let r = [
-            rz[3] * q[0] + rz[0] * q[3] + rz[1] * q[2] - rz[2] * q[1],
-            rz[3] * q[1] - rz[0] * q[2] + rz[1] * q[3] + rz[2] * q[0],
-            rz[3] * q[2] + rz[0] * q[1] - rz[1] * q[0] + rz[2] * q[3],
-            rz[3] * q[3] - rz[0] * q[0] - rz[1] * q[1] - rz[2] * q[2],
-        ];
-        let p = super::math::rot_z90(b.pos);
-        let moved = p != b.pos;
-        let mut rec = vec![i as u8, if moved { 0x21 } else { 0x20 }, 0, 0];
-        rec.extend_from_slice(&quat64(r));
-        if moved {
-            for c in p {
-                rec.extend_from_slice(&half(c).to_le_bytes());
+    for (a, &at) in ap.anims.iter().zip(&anim_at) {
+        let rel = |o: &Out| (o.pos() - at) as i32;
+        if a.encoded.section_frames != 0 {
+            o.align(4);
+            o.put_at(at + 80, &rel(o)); // sectionindex
+            let table = o.pos();
+            for _ in &a.encoded.chains {
+                o.put(&AnimSection::default());
+            }
+            for (k, chain) in a.encoded.chains.iter().enumerate() {
+                o.align(if k == 0 { 16 } else { 4 });
+                if k == 0 {
+                    o.put_at(at + 56, &rel(o)); // animindex
+                }
+                o.put_at(table + k * AnimSection::SIZE + 4, &rel(o));
+                o.bytes.extend_from_slice(chain);
+            }
+        } else {
+            o.align(16);
+            o.put_at(at + 56, &rel(o)); // animindex
+            if let Some(chain) = a.encoded.chains.first() {
+                o.bytes.extend_from_slice(chain);
             }
         }
-        recs.push(rec);
+        o.align(4);
     }
-    if recs.is_empty() {
-        return vec![0xff, 0, 0, 0];
-    }
-    let n = recs.len();
-    let mut out = Vec::new();
-    for (k, mut r) in recs.into_iter().enumerate() {
-        if k + 1 < n {
-            let len = r.len() as i16;
-            r[2..4].copy_from_slice(&len.to_le_bytes());
+    for (a, &at) in ap.anims.iter().zip(&anim_at) {
+        if a.movements.is_empty() {
+            continue;
         }
-        out.extend_from_slice(&r);
+        o.put_at(at + 24, &((o.pos() - at) as i32)); // movementindex
+        for m in &a.movements {
+            o.put(&Movement {
+                endframe: m.endframe,
+                motionflags: m.motionflags,
+                v0: m.v0,
+                v1: m.v1,
+                angle: m.angle,
+                vector: m.vector,
+                position: m.position,
+            });
+        }
+        o.align(4);
     }
-    out.extend_from_slice(&[0, 0, 0, 0]);
-    out
+
+    // sequences
+    h.numlocalseq = ap.seqs.len() as i32;
+    h.localseqindex = o.pos() as i32;
+    let mut seq_at = Vec::with_capacity(ap.seqs.len());
+    for s in &ap.seqs {
+        let at = o.pos();
+        o.put(&SeqDesc {
+            baseptr: -(at as i32),
+            flags: s.flags,
+            activity: -1,
+            actweight: s.actweight,
+            numevents: s.events.len() as i32,
+            bbmin: s.bbox.0,
+            bbmax: s.bbox.1,
+            numblends: s.anims.len() as i32,
+            groupsize: s.groupsize,
+            paramindex: s.paramindex,
+            paramstart: s.paramstart,
+            paramend: s.paramend,
+            fadeintime: s.fadein,
+            fadeouttime: s.fadeout,
+            localentrynode: s.entry_node,
+            localexitnode: s.exit_node,
+            nodeflags: s.nodeflags,
+            numautolayers: s.autolayers.len() as i32,
+            keyvaluesize: s.keyvalues.as_ref().map_or(0, |k| k.len() as i32 + 1),
+            ..Default::default()
+        });
+        st.add(at + 4, at, &s.name);
+        st.add(at + 8, at, &s.activity);
+        seq_at.push(at);
+    }
+    let mut lists: Vec<(usize, &[f32])> = Vec::new();
+    for (s, &at) in ap.seqs.iter().zip(&seq_at) {
+        let rel = |o: &Out| (o.pos() - at) as i32;
+        if !s.posekeys.is_empty() {
+            o.put_at(at + 160, &rel(o)); // posekeyindex
+            for k in &s.posekeys {
+                o.put(k);
+            }
+        }
+        o.align(4);
+        o.put_at(at + 28, &rel(o)); // eventindex
+        for e in &s.events {
+            let eat = o.put(&e.cycle);
+            o.put(&e.event);
+            o.put(&e.kind);
+            let mut options = [0u8; 64];
+            for (d, b) in options.iter_mut().zip(e.options.bytes().take(63)) {
+                *d = b;
+            }
+            o.bytes.extend_from_slice(&options);
+            let name_at = o.put(&0i32);
+            if !e.name.is_empty() {
+                st.add(name_at, eat, &e.name);
+            }
+        }
+        o.put_at(at + 152, &rel(o)); // autolayerindex
+        for l in &s.autolayers {
+            o.put(&l.sequence);
+            o.put(&l.pose);
+            o.put(&l.flags);
+            o.put(&l.start);
+            o.put(&l.peak);
+            o.put(&l.tail);
+            o.put(&l.end);
+        }
+        let w = match lists.iter().find(|(_, l)| *l == s.weights.as_slice()) {
+            Some((w, _)) => *w,
+            None => {
+                let w = o.pos();
+                for v in &s.weights {
+                    o.put(v);
+                }
+                lists.push((w, &s.weights));
+                w
+            }
+        };
+        o.put_at(at + 156, &((w as i64 - at as i64) as i32)); // weightlistindex
+        o.put_at(at + 168, &rel(o)); // iklockindex
+        o.put_at(at + 60, &rel(o)); // animindexindex
+        for &a in &s.anims {
+            o.put(&a);
+        }
+        o.align(4);
+        o.put_at(at + 172, &rel(o)); // keyvalueindex
+        if let Some(kv) = &s.keyvalues {
+            o.bytes.extend_from_slice(kv.as_bytes());
+            o.bytes.push(0);
+            o.align(4);
+        }
+    }
+    // transition nodes (§6.10)
+    h.numlocalnodes = ap.nodes.len() as i32;
+    h.localnodenameindex = o.pos() as i32;
+    for n in &ap.nodes {
+        let at = o.put(&0i32);
+        st.add(at, 0, n);
+    }
+    o.align(4);
+    h.localnodeindex = o.pos() as i32;
+    o.bytes.extend_from_slice(&ap.node_table);
+    o.align(4);
 }
 
 /// Writes the MDL image with checksum and length still zero.
@@ -147,15 +243,19 @@ pub fn write_mdl(plan: &Plan) -> Vec<u8> {
     // bones
     h.numbones = plan.bones.len() as i32;
     h.boneindex = o.pos() as i32;
-    for b in &plan.bones {
+    for (i, b) in plan.bones.iter().enumerate() {
+        let scales = plan.anim.scales.get(i).copied().unwrap_or((
+            [128.0 / 32767.0; 3],
+            [std::f32::consts::FRAC_PI_8 / 32767.0; 3],
+        ));
         let at = o.put(&Bone {
             parent: b.parent.map(|p| p as i32).unwrap_or(-1),
             bonecontroller: [-1; 6],
             pos: b.pos,
             quat: b.quat,
             rot: b.rot,
-            posscale: [128.0 / 32767.0; 3],
-            rotscale: [std::f32::consts::FRAC_PI_8 / 32767.0; 3],
+            posscale: scales.0,
+            rotscale: scales.1,
             pose_to_bone: b.pose_to_bone,
             flags: b.flags,
             contents: plan.contents,
@@ -217,76 +317,7 @@ pub fn write_mdl(plan: &Plan) -> Vec<u8> {
     }
     o.align(4);
 
-    // animations: one one-frame animdesc per sequence
-    h.numlocalanim = plan.sequences.len() as i32;
-    h.localanimindex = o.pos() as i32;
-    let mut anim_at = Vec::new();
-    for s in &plan.sequences {
-        let at = o.pos();
-        o.put(&AnimDesc {
-            baseptr: -(at as i32),
-            fps: s.fps,
-            numframes: 1,
-            ..Default::default()
-        });
-        st.add(at + 4, at, &s.anim_name);
-        anim_at.push(at);
-    }
-    let chain = rest_chain(plan);
-    for &at in &anim_at {
-        o.align(16);
-        o.put_at(at + 56, &((o.pos() - at) as i32));
-        o.bytes.extend_from_slice(&chain);
-        o.align(4);
-    }
-    // sequences
-    h.numlocalseq = plan.sequences.len() as i32;
-    h.localseqindex = o.pos() as i32;
-    let mut seq_at = Vec::new();
-    for s in &plan.sequences {
-        let at = o.pos();
-        o.put(&SeqDesc {
-            baseptr: -(at as i32),
-            activity: -1,
-            actweight: s.actweight,
-            bbmin: plan.seq_box.0,
-            bbmax: plan.seq_box.1,
-            numblends: 1,
-            groupsize: [1, 1],
-            paramindex: [-1, -1],
-            fadeintime: 0.2,
-            fadeouttime: 0.2,
-            ..Default::default()
-        });
-        st.add(at + 4, at, &s.name);
-        st.add(at + 8, at, &s.activity);
-        seq_at.push(at);
-    }
-    let mut weights_at = None;
-    for (k, &at) in seq_at.iter().enumerate() {
-        let rel = |o: &Out| (o.pos() - at) as i32;
-        o.put_at(at + 28, &rel(&o)); // eventindex
-        o.put_at(at + 152, &rel(&o)); // autolayerindex
-        let w = match weights_at {
-            Some(w) => w,
-            None => {
-                let w = o.pos();
-                for _ in &plan.bones {
-                    o.put(&1.0f32);
-                }
-                weights_at = Some(w);
-                w
-            }
-        };
-        o.put_at(at + 156, &((w as i64 - at as i64) as i32));
-        o.put_at(at + 168, &rel(&o)); // iklockindex
-        o.put_at(at + 60, &rel(&o)); // animindexindex
-        o.put(&(k as i16));
-        o.align(4);
-        o.put_at(at + 172, &rel(&o)); // keyvalueindex
-    }
-    h.localnodeindex = o.pos() as i32;
-    h.localnodenameindex = o.pos() as i32;
+    write_animation_side(plan, &mut o, &mut st, &mut h);
 
     // body parts and models
     h.numbodyparts = plan.body_parts.len() as i32;
@@ -328,6 +359,17 @@ pub fn write_mdl(plan: &Plan) -> Vec<u8> {
     h.localikautoplaylockindex = here;
     h.mouthindex = here;
     h.localposeparamindex = here;
+    h.numlocalposeparameters = plan.anim.pose_params.len() as i32;
+    for p in &plan.anim.pose_params {
+        let at = o.put(&0i32);
+        st.add(at, at, &p.name);
+        o.put(&p.flags);
+        o.put(&p.start);
+        o.put(&p.end);
+        o.put(&p.loop_range);
+    }
+    o.align(4);
+    let here = o.pos() as i32;
     h.flexcontrolleruiindex = here;
     // meshes
     let mut meshid = 0;
