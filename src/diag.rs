@@ -296,7 +296,7 @@ codes! {
     GsBoneNotInSkeleton = "E0543", Error;
     /// a file given to `mdlc inspect` is not a GoldSrc model
     InspectNotMdl = "E0546", Error;
-    /// a GoldSrc model read by `mdlc inspect` breaks an invariant of the format
+    /// a model read by `mdlc inspect` (GoldSrc, or Source with its VVD and VTX) breaks an invariant of the format
     InspectInvariant = "E0547", Error;
     /// a name is cut to fit its field (model, body part or header name)
     GsNameCut = "W0540", Warning;
