@@ -353,9 +353,15 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             encoded: Encoded::default(),
         });
     }
+    // `$root`, or bone 0: the bone whose travel motion extraction measures
+    let root = model
+        .root_bone
+        .as_ref()
+        .and_then(|(b, _)| cx.ir_to_out.get(b.index()).copied().flatten())
+        .unwrap_or(0);
     if !cx.static_prop {
         for (i, a) in model.animations.iter().enumerate() {
-            process(model, a, i, &mut anims, cx, diags, &mut ignored);
+            process(model, a, i, &mut anims, cx, root, diags, &mut ignored);
         }
     }
 
@@ -628,109 +634,105 @@ fn anim_box(a: &PAnim, cx: &Context, bx: &mut Aabb) {
     }
 }
 
-/// §2.5: the options and commands of animation `i`, in Valve's order.
+/// §2.5: the options and commands of animation `i`, in the order Valve's 2006 compiler applies
+/// them (`processAnimations`): pinned motion axes, `fudgeloop`, the commands in QC order, linear
+/// motion extraction, `startloop`, then the loop rule.
+#[allow(clippy::too_many_arguments)]
 fn process(
     model: &Model,
     a: &Anim,
     i: usize,
     anims: &mut [PAnim],
     cx: &Context,
+    root: usize,
     diags: &mut Vec<Diagnostic>,
     ignored: &mut Vec<Ignored>,
 ) {
     let nb = cx.bones.len();
+    if nb == 0 || i >= anims.len() {
+        return;
+    }
     let roots: Vec<usize> = (0..nb).filter(|&b| cx.bones[b].parent.is_none()).collect();
     let mut motion = 0i32;
     for m in &a.motion {
         motion |= motion_bit(&m.value).unwrap_or(0);
     }
-    // pin X, Y, Z, XR, YR, ZR of the roots to frame 0
+    // X, Y, Z, XR, YR, ZR: the roots keep their frame-0 value
     if motion & 0x3f != 0 {
         let pa = &mut anims[i];
-        for f in 1..pa.num_frames {
+        let first: Vec<LocalPose> = pa.frames[..nb].to_vec();
+        for frame in pa.frames.chunks_mut(nb) {
             for &r in &roots {
-                let first = pa.frames[r];
-                let cur = &mut pa.frames[f * nb + r];
+                let cur = &mut frame[r];
                 for k in 0..3 {
                     if motion & (1 << k) != 0 {
-                        cur.pos[k] = first.pos[k];
+                        cur.pos[k] = first[r].pos[k];
                     }
                     if motion & (8 << k) != 0 {
-                        cur.rot[k] = first.rot[k];
+                        cur.rot[k] = first[r].rot[k];
                     }
                 }
             }
         }
     }
+    // `fudgeloop`: a synthesised last frame one step further, with frame 0's rotations
     if a.flags.iter().any(|f| f.value == "fudgeloop") {
         let pa = &mut anims[i];
-        let first: Vec<LocalPose> = pa.frames.iter().take(nb).copied().collect();
-        pa.frames.extend(first);
-        pa.num_frames += 1;
-        pa.flags |= LOOPING;
+        let n = pa.num_frames;
+        if n > 1 {
+            let step = 1.0 / (n - 1) as f32;
+            let extra: Vec<LocalPose> = (0..nb)
+                .map(|b| {
+                    let last = pa.frames[(n - 1) * nb + b];
+                    let first = pa.frames[b];
+                    LocalPose {
+                        pos: math::add(last.pos, math::scale(math::sub(last.pos, first.pos), step)),
+                        rot: first.rot,
+                    }
+                })
+                .collect();
+            pa.frames.extend(extra);
+            pa.num_frames += 1;
+        }
     }
+    let mut startframe = 0usize;
     let mut warned: Vec<String> = Vec::new();
     for c in &a.commands {
         let kw = c.keyword.value.to_ascii_lowercase();
+        let num = |k: usize| -> Option<f32> {
+            c.args
+                .get(k)
+                .and_then(|v| v.value.trim().parse::<f32>().ok())
+        };
         match kw.as_str() {
-            "subtract" => {
-                let (Some(name), Some(frame)) = (c.args.first(), c.args.get(1)) else {
+            "subtract" | "presubtract" => {
+                let post = kw == "subtract";
+                let (Some(name), Some(_)) = (c.args.first(), c.args.get(1)) else {
                     continue;
                 };
-                // an animation, or a sequence standing for its first animation
-                let r = model
-                    .animations
-                    .iter()
-                    .position(|x| x.name.value.eq_ignore_ascii_case(&name.value))
-                    .or_else(|| {
-                        model
-                            .sequences
-                            .iter()
-                            .find(|x| x.name.value.eq_ignore_ascii_case(&name.value))
-                            .and_then(|x| x.animations.first())
-                            .map(|x| x.index())
-                    })
-                    .filter(|&r| r < anims.len());
-                let Some(r) = r else {
-                    diags.push(unknown_name(
-                        "animation",
-                        &name.value,
-                        name.span.span(),
-                        model
-                            .animations
-                            .iter()
-                            .map(|x| x.name.value.as_str())
-                            .filter(|n| !n.starts_with('@'))
-                            .chain(model.sequences.iter().map(|x| x.name.value.as_str())),
-                    ));
+                let Some(r) = find_anim(model, &name.value, anims.len()) else {
+                    diags.push(unknown_anim(model, name));
                     continue;
                 };
-                let k: usize = frame
-                    .value
-                    .trim()
-                    .parse::<f32>()
-                    .map_or(0, |v| v.max(0.0) as usize);
-                let reference: Vec<LocalPose> = {
-                    let ra = &anims[r];
-                    let k = k.min(ra.num_frames.saturating_sub(1));
-                    ra.frames
-                        .get(k * nb..(k + 1) * nb)
-                        .map(<[LocalPose]>::to_vec)
-                        .unwrap_or_else(|| vec![LocalPose::default(); nb])
-                };
+                let k = num(1).map_or(0, |v| v.max(0.0) as usize);
+                let reference = frame_of(&anims[r], k, nb);
                 let pa = &mut anims[i];
-                for frame in pa.frames.chunks_mut(nb.max(1)) {
+                for frame in pa.frames.chunks_mut(nb) {
                     for ((cur, rf), w) in frame.iter_mut().zip(&reference).zip(&pa.weights) {
                         if *w <= 0.0 {
                             continue;
                         }
-                        let d = math::mul(
-                            &math::invert(&math::from_euler(rf.rot, [0.0; 3])),
-                            &math::from_euler(cur.rot, [0.0; 3]),
-                        );
-                        let e = math::to_euler(&d);
-                        cur.rot = [wrap_pi(e[0]), wrap_pi(e[1]), wrap_pi(e[2])];
-                        cur.pos = math::sub(cur.pos, rf.pos);
+                        let (r, c) = (math::euler_quat(rf.rot), math::euler_quat(cur.rot));
+                        if post {
+                            // the frame in the reference's space: ref⁻¹ ⊗ cur, cur − ref
+                            cur.rot = quat::euler(quat::sm(-1.0, r, c));
+                            cur.pos = math::sub(cur.pos, rf.pos);
+                        } else {
+                            // `presubtract`: cur ⊗ ref⁻¹ and ref − cur, as Valve's 2006
+                            // compiler computes them
+                            cur.rot = quat::euler(quat::ma(c, -1.0, r));
+                            cur.pos = math::sub(rf.pos, cur.pos);
+                        }
                     }
                 }
                 pa.flags |= DELTA;
@@ -755,19 +757,75 @@ fn process(
                     )),
                 }
             }
+            "alignto" | "align" | "alignboneto" => {
+                // (reference, motion flags, reference frame, own frame, bone)
+                let parsed = match kw.as_str() {
+                    "alignto" => c.args.first().map(|r| (r, 0x3, 0usize, 0usize, None)),
+                    "alignboneto" => match (c.args.first(), c.args.get(1)) {
+                        (Some(b), Some(r)) => Some((r, 0x3, 0, 0, Some(b))),
+                        _ => None,
+                    },
+                    // `align ref <flags…> refframe frame`
+                    _ => c.args.first().map(|r| {
+                        let words: Vec<i32> = c.args[1..]
+                            .iter()
+                            .map_while(|w| motion_bit(&w.value))
+                            .collect();
+                        let flags = words.iter().fold(0, |a, b| a | b);
+                        let f = |k: usize| num(k).map_or(0, |v| v.max(0.0) as usize);
+                        (r, flags, f(1 + words.len()), f(2 + words.len()), None)
+                    }),
+                };
+                let Some((reference, flags, src_frame, dest_frame, bone)) = parsed else {
+                    continue;
+                };
+                let Some(r) = find_anim(model, &reference.value, anims.len()) else {
+                    diags.push(unknown_anim(model, reference));
+                    continue;
+                };
+                let bone = match bone {
+                    None => root,
+                    Some(b) => match cx
+                        .bones
+                        .iter()
+                        .position(|x| x.name.eq_ignore_ascii_case(&b.value))
+                    {
+                        Some(x) => x,
+                        None => {
+                            diags.push(unknown_name(
+                                "bone",
+                                &b.value,
+                                b.span.span(),
+                                cx.bones.iter().map(|x| x.name.as_str()),
+                            ));
+                            continue;
+                        }
+                    },
+                };
+                let src = world_of(&frame_of(&anims[r], src_frame, nb), cx.bones);
+                let dst = world_of(&frame_of(&anims[i], dest_frame, nb), cx.bones);
+                align_to(&mut anims[i], nb, &roots, flags, &src[bone], &dst[bone]);
+            }
+            "fixuploop" => {
+                let (Some(s), Some(e)) = (num(0), num(1)) else {
+                    continue;
+                };
+                fixup_loop(&mut anims[i], nb, &roots, motion, s as i64, e as i64);
+            }
+            "rotateto" => {
+                let Some(deg) = num(0) else { continue };
+                rotate_to(&mut anims[i], nb, &roots, root, deg);
+            }
             "noanimation" => {
                 let pa = &mut anims[i];
                 pa.frames = vec![LocalPose::default(); nb];
                 pa.num_frames = 1;
                 pa.flags |= DELTA | ALLZEROS;
                 pa.weights = vec![0.0; nb];
+                pa.pos_weights = vec![0.0; nb];
             }
             "compress" => {
-                let n = c
-                    .args
-                    .first()
-                    .and_then(|v| v.value.trim().parse::<f32>().ok())
-                    .map_or(1, |v| v.max(1.0) as usize);
+                let n = num(0).map_or(1, |v| v.max(1.0) as usize);
                 if n > 1 {
                     let pa = &mut anims[i];
                     let kept: Vec<usize> = (0..pa.num_frames).step_by(n).collect();
@@ -781,26 +839,37 @@ fn process(
                 }
             }
             "numframes" => {
-                let n = c
-                    .args
-                    .first()
-                    .and_then(|v| v.value.trim().parse::<f32>().ok())
-                    .map_or(0, |v| v.max(1.0) as usize);
+                // pad with the last frame, or cut
+                let n = num(0).map_or(0, |v| v.max(1.0) as usize);
                 let pa = &mut anims[i];
-                if n > pa.num_frames {
-                    let last: Vec<LocalPose> =
-                        pa.frames[(pa.num_frames - 1) * nb..pa.num_frames * nb].to_vec();
-                    for _ in pa.num_frames..n {
+                if n > 0 {
+                    let last = frame_of(pa, pa.num_frames.saturating_sub(1), nb);
+                    pa.frames.truncate(n.min(pa.num_frames) * nb);
+                    while pa.frames.len() < n * nb {
                         pa.frames.extend_from_slice(&last);
                     }
                     pa.num_frames = n;
+                }
+            }
+            "walkframe" => {
+                // motion extracted up to this frame, as its own piece
+                let Some(end) = num(0) else { continue };
+                let m = c.args[1..]
+                    .iter()
+                    .filter_map(|w| motion_bit(&w.value))
+                    .fold(0, |a, b| a | b);
+                let pa = &mut anims[i];
+                let end = (end.max(0.0) as usize).min(pa.num_frames.saturating_sub(1));
+                if let Some(mv) = extract_motion(pa, nb, &roots, root, m, startframe, end) {
+                    pa.movements.push(mv);
+                    startframe = end;
                 }
             }
             _ => {
                 if !warned.contains(&kw) {
                     warned.push(kw.clone());
                     ignored.push(Ignored {
-                        what: format!("`{}`", c.keyword.value.to_ascii_lowercase()),
+                        what: format!("`{kw}`"),
                         span: c.keyword.span.span(),
                         owner: format!("animation `{}`", a.name.value),
                     });
@@ -808,72 +877,486 @@ fn process(
             }
         }
     }
-    // linear motion extraction of the roots (LX, LY, LZ)
-    let linear = motion & 0x1c0;
-    if motion & 0xe00 != 0 {
-        if let Some(m) = a
-            .motion
-            .iter()
-            .find(|m| matches!(m.value.to_ascii_uppercase().as_str(), "LXR" | "LYR" | "LZR"))
-        {
+    let pa = &mut anims[i];
+    // motion extraction over what the commands left (LX, LY, LZ, LXR, LYR, LZR)
+    if motion & 0xfc0 != 0 {
+        let end = pa.num_frames.saturating_sub(1);
+        if pa.num_frames <= 1 {
             ignored.push(Ignored {
-                what: format!("motion extraction `{}`", m.value.to_ascii_uppercase()),
-                span: m.span.span(),
+                what: "motion extraction on a one-frame animation".into(),
+                span: a.span,
+                owner: format!("animation `{}`", a.name.value),
+            });
+        } else if let Some(mv) = extract_motion(pa, nb, &roots, root, motion, startframe, end) {
+            pa.movements.push(mv);
+        }
+    }
+    // `startloop n`: the loop starts at frame n
+    if let Some(s) = a.start_loop.filter(|&s| s > 0) {
+        let s = s as usize;
+        let n = pa.num_frames;
+        if n > 1 && s < n {
+            let old = pa.frames.clone();
+            for j in 0..n {
+                let from = if j + 1 < n { (j + s) % (n - 1) } else { s };
+                pa.frames[j * nb..(j + 1) * nb].copy_from_slice(&old[from * nb..(from + 1) * nb]);
+            }
+        } else if s >= n {
+            ignored.push(Ignored {
+                what: "`startloop` past the last frame".into(),
+                span: a.span,
                 owner: format!("animation `{}`", a.name.value),
             });
         }
     }
-    let pa = &mut anims[i];
-    if linear != 0 && pa.num_frames > 1 {
-        let n = pa.num_frames;
-        let mut total = [0.0f32; 3];
-        for &r in &roots {
-            let first = pa.frames[r].pos;
-            let last = pa.frames[(n - 1) * nb + r].pos;
-            let mut d = [0.0f32; 3];
-            for k in 0..3 {
-                if linear & (0x40 << k) != 0 {
-                    d[k] = last[k] - first[k];
-                }
-            }
-            for f in 0..n {
-                let t = f as f32 / (n - 1) as f32;
-                let p = &mut pa.frames[f * nb + r].pos;
-                for k in 0..3 {
-                    p[k] -= d[k] * t;
-                }
-            }
-            if r == roots[0] {
-                total = d;
-            }
-        }
-        let len = math::dot(total, total).sqrt();
-        pa.movements.push(PMovement {
-            endframe: (n - 1) as i32,
-            motionflags: motion,
-            v0: len,
-            v1: len,
-            angle: 0.0,
-            vector: if len > 0.0 {
-                math::scale(total, 1.0 / len)
-            } else {
-                [0.0; 3]
-            },
-            position: total,
-        });
-    }
-    if a.start_loop.is_some_and(|s| s != 0) {
-        ignored.push(Ignored {
-            what: "`startloop` with a frame other than 0".into(),
-            span: a.span,
-            owner: format!("animation `{}`", a.name.value),
-        });
-    }
-    // `loop`: the last frame is frame 0 (§2.5)
+    // `loop`: the last frame is frame 0, except along the extracted axes (§2.5)
     if pa.flags & LOOPING != 0 && pa.num_frames > 1 {
         let n = pa.num_frames;
         let first: Vec<LocalPose> = pa.frames[..nb].to_vec();
-        pa.frames[(n - 1) * nb..n * nb].copy_from_slice(&first);
+        for (last, first) in pa.frames[(n - 1) * nb..n * nb].iter_mut().zip(&first) {
+            for k in 0..3 {
+                if motion & (0x40 << k) == 0 {
+                    last.pos[k] = first.pos[k];
+                }
+                if motion & (0x200 << k) == 0 {
+                    last.rot[k] = first.rot[k];
+                }
+            }
+        }
+    }
+}
+
+/// Frame `k` (clamped) of an animation, one pose per bone.
+fn frame_of(a: &PAnim, k: usize, nb: usize) -> Vec<LocalPose> {
+    let k = k.min(a.num_frames.saturating_sub(1));
+    a.frames
+        .get(k * nb..(k + 1) * nb)
+        .map(<[LocalPose]>::to_vec)
+        .unwrap_or_else(|| vec![LocalPose::default(); nb])
+}
+
+/// An animation by name, or a sequence standing for its first animation.
+fn find_anim(model: &Model, name: &str, count: usize) -> Option<usize> {
+    model
+        .animations
+        .iter()
+        .position(|x| x.name.value.eq_ignore_ascii_case(name))
+        .or_else(|| {
+            model
+                .sequences
+                .iter()
+                .find(|x| x.name.value.eq_ignore_ascii_case(name))
+                .and_then(|x| x.animations.first())
+                .map(|x| x.index())
+        })
+        .filter(|&r| r < count)
+}
+
+fn unknown_anim(model: &Model, name: &crate::project::spec::Spanned<String>) -> Diagnostic {
+    unknown_name(
+        "animation",
+        &name.value,
+        name.span.span(),
+        model
+            .animations
+            .iter()
+            .map(|x| x.name.value.as_str())
+            .filter(|n| !n.starts_with('@'))
+            .chain(model.sequences.iter().map(|x| x.name.value.as_str())),
+    )
+}
+
+/// Pre-multiplies every root of every frame by `m`.
+fn transform_roots(pa: &mut PAnim, nb: usize, roots: &[usize], m: &M34) {
+    for frame in pa.frames.chunks_mut(nb) {
+        for &r in roots {
+            let p = frame[r];
+            frame[r] = decompose(&math::mul(m, &math::from_euler(p.rot, p.pos)));
+        }
+    }
+}
+
+/// Model-space matrices of every bone of one frame.
+fn world_of(frame: &[LocalPose], bones: &[PBone]) -> Vec<M34> {
+    let mut w: Vec<M34> = Vec::with_capacity(frame.len());
+    for (b, p) in frame.iter().enumerate() {
+        let local = math::from_euler(p.rot, p.pos);
+        let m = match bones.get(b).and_then(|x| x.parent).filter(|&x| x < b) {
+            Some(x) => math::mul(&w[x], &local),
+            None => local,
+        };
+        w.push(m);
+    }
+    w
+}
+
+/// `alignto`, `align`, `alignboneto` (`processAutoorigin` of Valve's 2006 compiler): moves
+/// (and, with rotation flags, turns) every root so that the bone's pose in this animation's
+/// frame matches its pose in the reference's frame, along the flagged axes.
+fn align_to(pa: &mut PAnim, nb: usize, roots: &[usize], flags: i32, src: &M34, dst: &M34) {
+    let q0 = quat::of_matrix(src);
+    let q2 = quat::of_matrix(dst);
+    let mut rot = [0.0f32; 3];
+    if flags & 0xe38 != 0 {
+        let d2 = quat::ma(q2, -1.0, q0);
+        if flags & 0x208 != 0 {
+            rot[0] = quat::euler(quat::normalise([d2[0], 0.0, 0.0, d2[3]]))[0];
+        }
+        if flags & 0x410 != 0 {
+            rot[1] = quat::euler(quat::normalise([0.0, d2[1], 0.0, d2[3]]))[1];
+        }
+        if flags & 0x820 != 0 {
+            rot[2] = quat::euler(quat::normalise([0.0, 0.0, d2[2], d2[3]]))[2];
+        }
+        if flags & 0x38 == 0x38 {
+            rot = quat::euler(d2);
+        }
+    }
+    let src_pos = [src[0][3], src[1][3], src[2][3]];
+    let dst_pos = [dst[0][3], dst[1][3], dst[2][3]];
+    let back = math::invert(&math::from_euler(rot, [0.0; 3]));
+    let mut adj = math::sub(src_pos, math::rotate(&back, dst_pos));
+    for (k, a) in adj.iter_mut().enumerate() {
+        if flags & ((1 << k) | (0x40 << k)) == 0 {
+            *a = 0.0;
+        }
+    }
+    // the roots are turned back by the measured rotation and moved by the offset
+    let mut m = back;
+    for (k, a) in adj.iter().enumerate() {
+        m[k][3] = *a;
+    }
+    transform_roots(pa, nb, roots, &m);
+}
+
+/// `rotateto deg`: turns the roots about Z so the motion (its movement so far, or the root's
+/// travel from the first to the last frame) points at `deg` degrees.
+fn rotate_to(pa: &mut PAnim, nb: usize, roots: &[usize], root: usize, deg: f32) {
+    let travel = match pa.movements.last() {
+        Some(m) => m.position,
+        None => {
+            let n = pa.num_frames;
+            let a = pa.frames.get(root).map_or([0.0; 3], |p| p.pos);
+            let b = pa
+                .frames
+                .get((n - 1) * nb + root)
+                .map_or([0.0; 3], |p| p.pos);
+            math::sub(b, a)
+        }
+    };
+    let mut da = 0.0f32;
+    if travel[0] != 0.0 || travel[1] != 0.0 {
+        da = deg - travel[1].atan2(travel[0]).to_degrees();
+    }
+    let rz = math::from_euler([0.0, 0.0, da.to_radians()], [0.0; 3]);
+    for mv in &mut pa.movements {
+        mv.position = math::rotate(&rz, mv.position);
+        mv.vector = math::rotate(&rz, mv.vector);
+    }
+    transform_roots(pa, nb, roots, &rz);
+}
+
+/// `fixuploop start end`: spreads the difference between the last and the first frame over the
+/// frames around the loop point, with a smooth step (`fixupLoopingDiscontinuities`).
+fn fixup_loop(pa: &mut PAnim, nb: usize, roots: &[usize], motion: i32, start: i64, end: i64) {
+    let m = pa.num_frames as i64 - 1;
+    if m <= 0 {
+        return;
+    }
+    let (mut start, mut end) = (start, end);
+    let mut dpos: Vec<[f32; 3]> = Vec::with_capacity(nb);
+    let mut dq: Vec<[f32; 4]> = Vec::with_capacity(nb);
+    for b in 0..nb {
+        let last = pa.frames[m as usize * nb + b];
+        let first = pa.frames[b];
+        dpos.push(math::sub(last.pos, first.pos));
+        dq.push(quat::ma(
+            math::euler_quat(last.rot),
+            -1.0,
+            math::euler_quat(first.rot),
+        ));
+    }
+    for &r in roots {
+        for (k, d) in dpos[r].iter_mut().enumerate() {
+            if motion & (0x40 << k) != 0 {
+                *d = 0.0;
+            }
+        }
+    }
+    if end - start > pa.num_frames as i64 {
+        end = pa.num_frames as i64 + start;
+        if end < 0 {
+            end = 0;
+            start = -m;
+        }
+    }
+    let nf = (end - start) as f32;
+    if nf <= 0.0 {
+        return;
+    }
+    let smooth = |s: f32| 3.0 * s * s - 2.0 * s * s * s;
+    let mut add = |frame: i64, s: f32| {
+        if frame < 0 || frame > m {
+            return;
+        }
+        let base = frame as usize * nb;
+        for b in 0..nb {
+            if pa.weights[b] <= 0.0 {
+                continue;
+            }
+            let p = &mut pa.frames[base + b];
+            p.rot = quat::euler(quat::sm(s, dq[b], math::euler_quat(p.rot)));
+            p.pos = math::add(p.pos, math::scale(dpos[b], s));
+        }
+    };
+    for j in (start + 1)..=0 {
+        add(m + j, -smooth((j - start) as f32 / nf));
+    }
+    for j in 0..end {
+        add(j, smooth((end - j) as f32 / nf));
+    }
+}
+
+/// Linear (and rotational) motion extraction of frames `start..=end` into one movement piece
+/// (`extractLinearMotion` of Valve's 2006 compiler): the travel of the root bone `root` from
+/// `start` to `end` becomes a path with a start and end speed (equal when the middle frame says
+/// the motion is close to uniform), which is taken out of every root.
+fn extract_motion(
+    pa: &mut PAnim,
+    nb: usize,
+    roots: &[usize],
+    root: usize,
+    motion: i32,
+    start: usize,
+    end: usize,
+) -> Option<PMovement> {
+    let n = pa.num_frames;
+    if n <= 1 || start >= end || end >= n {
+        return None;
+    }
+    let at = |f: usize| pa.frames[f * nb + root];
+    let mid = (start + end) as f32 / 2.0;
+    let imid = mid as usize;
+    let s = mid - imid as f32;
+    let mut rot = [0.0f32; 3];
+    if motion & 0xe00 != 0 {
+        let q0 = math::euler_quat(at(start).rot);
+        let q1 = math::euler_quat(at(imid).rot);
+        let q2 = math::euler_quat(at(end).rot);
+        let d1 = quat::ma(q1, -1.0, q0);
+        let d2 = quat::ma(q2, -1.0, q0);
+        if motion & 0x200 != 0 {
+            rot[0] = quat::euler(quat::normalise([d2[0], 0.0, 0.0, d2[3]]))[0];
+        }
+        if motion & 0x400 != 0 {
+            rot[1] = quat::euler(quat::normalise([0.0, d2[1], 0.0, d2[3]]))[1];
+        }
+        if motion & 0x800 != 0 {
+            use std::f32::consts::{FRAC_PI_4, PI};
+            let mut a3 = quat::euler(quat::normalise([0.0, 0.0, d2[2], d2[3]]))[2];
+            let mut a5 = quat::euler(quat::normalise([0.0, 0.0, d1[2], d1[3]]))[2];
+            if a3 > PI {
+                a5 -= 2.0 * PI;
+            }
+            if a3 < -PI {
+                a5 += 2.0 * PI;
+            }
+            if a5 > PI {
+                a5 -= 2.0 * PI;
+            }
+            if a5 < -PI {
+                a5 += 2.0 * PI;
+            }
+            // more than half a turn: the middle frame tells the direction
+            if a5 > FRAC_PI_4 && a3 < 0.0 {
+                a3 += 2.0 * PI;
+            }
+            if a5 < -FRAC_PI_4 && a3 > 0.0 {
+                a3 -= 2.0 * PI;
+            }
+            rot[2] = a3;
+        }
+    }
+    let p0 = math::rotate(&math::from_euler(rot, [0.0; 3]), at(start).pos);
+    let pm = {
+        let a = at(imid).pos;
+        let b = at((imid + 1).min(n - 1)).pos;
+        math::add(math::scale(a, 1.0 - s), math::scale(b, s))
+    };
+    let mut p2 = math::sub(at(end).pos, p0);
+    let mut p1 = math::sub(pm, p0);
+    for k in 0..3 {
+        if motion & (0x40 << k) == 0 {
+            p2[k] = 0.0;
+            p1[k] = 0.0;
+        }
+    }
+    let d1 = math::dot(p1, p1).sqrt();
+    let d2 = math::dot(p2, p2).sqrt();
+    let (mut v0, mut v1) = (4.0 * d1 - d2, 3.0 * d2 - 4.0 * d1);
+    if motion & 0x1000 != 0 {
+        (v0, v1) = (d2, d2);
+    } else if v0 < 0.0 {
+        (v0, v1) = (0.0, 2.0 * d2);
+    } else if v1 < 0.0 {
+        (v0, v1) = (2.0 * d2, 0.0);
+    } else if v0 + v1 > 0.01 && (v0 - v1).abs() / (v0 + v1) < 0.2 {
+        (v0, v1) = (d2, d2);
+    }
+    let dir = if d2 > 0.0 {
+        math::scale(p2, 1.0 / d2)
+    } else {
+        [0.0; 3]
+    };
+    let span = (end - start) as f32;
+    let mut adjpos = [0.0f32; 3];
+    let mut adjrot = [0.0f32; 3];
+    for j in 0..=(end - start) {
+        let t = j as f32 / span;
+        adjpos = math::scale(dir, v0 * t + 0.5 * (v1 - v0) * t * t);
+        adjrot = math::scale(rot, t);
+        let adj = math::invert(&math::from_euler(adjrot, adjpos));
+        let frame = &mut pa.frames[(start + j) * nb..(start + j + 1) * nb];
+        for &r in roots {
+            let p = frame[r];
+            frame[r] = decompose(&math::mul(&adj, &math::from_euler(p.rot, p.pos)));
+        }
+    }
+    // frames after the piece keep the whole offset
+    let adj = math::invert(&math::from_euler(adjrot, adjpos));
+    for f in (end + 1)..n {
+        let frame = &mut pa.frames[f * nb..(f + 1) * nb];
+        for &r in roots {
+            let p = frame[r];
+            frame[r] = decompose(&math::mul(&adj, &math::from_euler(p.rot, p.pos)));
+        }
+    }
+    // pieces accumulate: this one's end in the space of the previous ones
+    let (position, angle) = match pa.movements.last() {
+        Some(prev) => {
+            let prev_m = math::from_euler([0.0, 0.0, prev.angle.to_radians()], prev.position);
+            let m = math::mul(&prev_m, &math::from_euler(adjrot, adjpos));
+            (
+                [m[0][3], m[1][3], m[2][3]],
+                math::to_euler(&m)[2].to_degrees(),
+            )
+        }
+        None => (adjpos, adjrot[2].to_degrees()),
+    };
+    let step = match pa.movements.last() {
+        Some(prev) => math::sub(position, prev.position),
+        None => position,
+    };
+    let len = math::dot(step, step).sqrt();
+    Some(PMovement {
+        endframe: end as i32,
+        motionflags: motion,
+        v0,
+        v1,
+        angle,
+        vector: if len > 0.0 {
+            math::scale(step, 1.0 / len)
+        } else {
+            [0.0; 3]
+        },
+        position,
+    })
+}
+
+/// Quaternion helpers with the engine's conventions (`source-animation.md` §1.3).
+mod quat {
+    use super::math;
+
+    pub fn normalise(q: [f32; 4]) -> [f32; 4] {
+        let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+        if l > 0.0 {
+            [q[0] / l, q[1] / l, q[2] / l, q[3] / l]
+        } else {
+            [0.0, 0.0, 0.0, 1.0]
+        }
+    }
+
+    /// `q` or `-q`, whichever is closer to `p`.
+    fn align(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
+        let (mut a, mut b) = (0.0, 0.0);
+        for k in 0..4 {
+            a += (p[k] - q[k]) * (p[k] - q[k]);
+            b += (p[k] + q[k]) * (p[k] + q[k]);
+        }
+        if a > b {
+            [-q[0], -q[1], -q[2], -q[3]]
+        } else {
+            q
+        }
+    }
+
+    /// Hamilton product `p ⊗ q` after aligning `q` to `p`.
+    pub fn mult(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
+        let q = align(p, q);
+        [
+            p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0],
+            -p[0] * q[2] + p[1] * q[3] + p[2] * q[0] + p[3] * q[1],
+            p[0] * q[1] - p[1] * q[0] + p[2] * q[3] + p[3] * q[2],
+            -p[0] * q[0] - p[1] * q[1] - p[2] * q[2] + p[3] * q[3],
+        ]
+    }
+
+    /// The rotation about the same axis by `s` times the angle (sign of w kept).
+    pub fn scale(q: [f32; 4], s: f32) -> [f32; 4] {
+        let r = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt().min(1.0);
+        let sr = (r.asin() * s).sin();
+        let k = if r > 0.0 { sr / r } else { 0.0 };
+        let mut w = (1.0 - sr * sr).max(0.0).sqrt();
+        if q[3] < 0.0 {
+            w = -w;
+        }
+        [q[0] * k, q[1] * k, q[2] * k, w]
+    }
+
+    /// `normalise(scale(p, s) ⊗ q)`.
+    pub fn sm(s: f32, p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
+        normalise(mult(scale(p, s), q))
+    }
+
+    /// `normalise(p ⊗ scale(q, s))`.
+    pub fn ma(p: [f32; 4], s: f32, q: [f32; 4]) -> [f32; 4] {
+        normalise(mult(p, scale(q, s)))
+    }
+
+    /// The rotation of a matrix as a quaternion.
+    pub fn of_matrix(m: &math::M34) -> [f32; 4] {
+        math::euler_quat(math::to_euler(m))
+    }
+
+    /// Euler angles of a quaternion, through its matrix (§1.2).
+    pub fn euler(q: [f32; 4]) -> [f32; 3] {
+        let [x, y, z, w] = q;
+        let m = [
+            [
+                1.0 - 2.0 * (y * y + z * z),
+                2.0 * (x * y - w * z),
+                2.0 * (x * z + w * y),
+                0.0,
+            ],
+            [
+                2.0 * (x * y + w * z),
+                1.0 - 2.0 * (x * x + z * z),
+                2.0 * (y * z - w * x),
+                0.0,
+            ],
+            [
+                2.0 * (x * z - w * y),
+                2.0 * (y * z + w * x),
+                1.0 - 2.0 * (x * x + y * y),
+                0.0,
+            ],
+        ];
+        let e = math::to_euler(&m);
+        [
+            super::wrap_pi(e[0]),
+            super::wrap_pi(e[1]),
+            super::wrap_pi(e[2]),
+        ]
     }
 }
 
@@ -1273,4 +1756,151 @@ fn autolayers(
         out.push(layer);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anim(frames: Vec<LocalPose>, nb: usize) -> PAnim {
+        let n = frames.len() / nb;
+        PAnim {
+            name: "a".into(),
+            fps: 30.0,
+            flags: 0,
+            num_frames: n,
+            frames,
+            weights: vec![1.0; nb],
+            pos_weights: vec![1.0; nb],
+            movements: Vec::new(),
+            encoded: Encoded::default(),
+        }
+    }
+
+    fn pose(x: f32, y: f32, rz: f32) -> LocalPose {
+        LocalPose {
+            pos: [x, y, 0.0],
+            rot: [0.0, 0.0, rz],
+        }
+    }
+
+    fn close(a: f32, b: f32, eps: f32) -> bool {
+        (a - b).abs() <= eps
+    }
+
+    fn mat_close(a: &M34, b: &M34) -> bool {
+        a.iter()
+            .flatten()
+            .zip(b.iter().flatten())
+            .all(|(x, y)| close(*x, *y, 1e-5))
+    }
+
+    #[test]
+    fn quaternion_helpers_match_matrices() {
+        let p = [0.3f32, -0.2, 1.1];
+        let q = [-0.7f32, 0.4, 0.25];
+        let (mp, mq) = (math::from_euler(p, [0.0; 3]), math::from_euler(q, [0.0; 3]));
+        let (qp, qq) = (math::euler_quat(p), math::euler_quat(q));
+        // sm(-1, p, q) = p⁻¹ ⊗ q
+        let a = math::from_euler(quat::euler(quat::sm(-1.0, qp, qq)), [0.0; 3]);
+        assert!(mat_close(&a, &math::mul(&math::invert(&mp), &mq)));
+        // ma(p, -1, q) = p ⊗ q⁻¹
+        let b = math::from_euler(quat::euler(quat::ma(qp, -1.0, qq)), [0.0; 3]);
+        assert!(mat_close(&b, &math::mul(&mp, &math::invert(&mq))));
+        // scale by 0.5 halves the angle about the same axis
+        let half = quat::scale(math::euler_quat([0.0, 0.0, 1.2]), 0.5);
+        assert!(close(quat::euler(half)[2], 0.6, 1e-6));
+    }
+
+    #[test]
+    fn uniform_motion_becomes_one_linear_piece() {
+        // root walks 30 units along X over 4 frames; the child (bone 1) is left alone
+        let mut frames = Vec::new();
+        for f in 0..4 {
+            frames.push(pose(10.0 * f as f32, 0.0, 0.0));
+            frames.push(pose(5.0, 1.0, 0.2));
+        }
+        let mut a = anim(frames, 2);
+        let mv = extract_motion(&mut a, 2, &[0], 0, 0x40, 0, 3);
+        let Some(mv) = mv else { panic!("no movement") };
+        assert_eq!(mv.endframe, 3);
+        assert_eq!(mv.motionflags, 0x40);
+        assert!(close(mv.v0, 30.0, 1e-4) && close(mv.v1, 30.0, 1e-4));
+        assert!(close(mv.position[0], 30.0, 1e-4) && close(mv.vector[0], 1.0, 1e-6));
+        for f in 0..4 {
+            assert!(close(a.frames[f * 2].pos[0], 0.0, 1e-4), "frame {f}");
+            assert_eq!(a.frames[f * 2 + 1], pose(5.0, 1.0, 0.2));
+        }
+    }
+
+    #[test]
+    fn accelerating_motion_keeps_start_and_end_speed() {
+        // x = 16·t²: from the middle frame, v0 = 4·d1 − d2 = 0 and v1 = 3·d2 − 4·d1 = 32, whose
+        // path v0·t + ½(v1 − v0)·t² is exactly the motion, so nothing is left on the root
+        let frames: Vec<LocalPose> = (0..5)
+            .map(|f| {
+                let t = f as f32 / 4.0;
+                pose(16.0 * t * t, 0.0, 0.0)
+            })
+            .collect();
+        let mut a = anim(frames, 1);
+        let Some(mv) = extract_motion(&mut a, 1, &[0], 0, 0x40, 0, 4) else {
+            panic!("no movement")
+        };
+        assert!(
+            close(mv.v0, 0.0, 1e-4) && close(mv.v1, 32.0, 1e-4),
+            "{mv:?}"
+        );
+        for p in &a.frames {
+            assert!(close(p.pos[0], 0.0, 1e-4), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn rotateto_turns_the_travel_direction() {
+        let frames: Vec<LocalPose> = (0..3).map(|f| pose(10.0 * f as f32, 0.0, 0.0)).collect();
+        let mut a = anim(frames, 1);
+        rotate_to(&mut a, 1, &[0], 0, 90.0);
+        let last = a.frames[2];
+        assert!(close(last.pos[0], 0.0, 1e-4) && close(last.pos[1], 20.0, 1e-4));
+        assert!(close(last.rot[2], std::f32::consts::FRAC_PI_2, 1e-5));
+    }
+
+    #[test]
+    fn fixuploop_spreads_the_loop_gap_over_the_last_frames() {
+        // x: 0 0 0 0 4; `fixuploop -2 0`: frame 3 takes half the gap back, frame 4 all of it
+        let frames: Vec<LocalPose> = [0.0, 0.0, 0.0, 0.0, 4.0]
+            .iter()
+            .map(|&x| pose(x, 0.0, 0.0))
+            .collect();
+        let mut a = anim(frames, 1);
+        fixup_loop(&mut a, 1, &[], 0, -2, 0);
+        let xs: Vec<f32> = a.frames.iter().map(|p| p.pos[0]).collect();
+        assert!(
+            close(xs[3], -2.0, 1e-5) && close(xs[4], 0.0, 1e-5),
+            "{xs:?}"
+        );
+        assert!(xs[..3].iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn alignto_moves_the_roots_onto_the_reference() {
+        let bones = [PBone {
+            name: "root".into(),
+            parent: None,
+            pos: [0.0; 3],
+            quat: [0.0, 0.0, 0.0, 1.0],
+            rot: [0.0; 3],
+            pose_to_bone: math::IDENTITY,
+            world: math::IDENTITY,
+            flags: 0,
+        }];
+        let reference = [pose(5.0, 7.0, 0.0)];
+        let mut a = anim(vec![pose(1.0, 2.0, 0.0), pose(3.0, 2.0, 0.0)], 1);
+        let src = world_of(&reference, &bones);
+        let dst = world_of(&frame_of(&a, 0, 1), &bones);
+        align_to(&mut a, 1, &[0], 0x3, &src[0], &dst[0]);
+        assert!(close(a.frames[0].pos[0], 5.0, 1e-5) && close(a.frames[0].pos[1], 7.0, 1e-5));
+        assert!(close(a.frames[1].pos[0], 7.0, 1e-5) && close(a.frames[1].pos[1], 7.0, 1e-5));
+    }
 }
