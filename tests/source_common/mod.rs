@@ -245,3 +245,49 @@ pub fn sixty_bone_quads() -> String {
     }
     tris
 }
+
+/// Builds the IR of a project (QC or TOML, chosen by the extension) and compiles it with the
+/// Source back end: (IR, files, diagnostics). The IR is `None` when building failed; the files
+/// are `None` when the IR or the back end had errors.
+pub fn compile_with_ir(
+    project: &Path,
+) -> (
+    Option<mdlc::ir::model::Model>,
+    Option<Output>,
+    Vec<Diagnostic>,
+) {
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let kind = InputKind::of(project).expect("a .qc or .toml project");
+    let Some(spec) = read_project(project, kind, &RealFs, None, &mut sources, &mut diags) else {
+        return (None, None, diags);
+    };
+    let Some(model) = build_model(&spec, &RealFs, &mut sources, &mut diags) else {
+        return (None, None, diags);
+    };
+    if diags.iter().any(|d| d.is_error()) {
+        return (Some(model), None, diags);
+    }
+    let out = source::compile(&model, &mut diags);
+    (Some(model), out, diags)
+}
+
+/// Runs tests/oracle/sequences.py (valvemdl and srctools) on an MDL and returns its JSON:
+/// `{"valvemdl": {...} | null, "srctools": {...} | null, "errors": {"valvemdl": [..],
+/// "srctools": [..]}}`. `None` when the oracles are not available (never under CI).
+pub fn oracle_sequences(mdl: &Path) -> Option<serde_json::Value> {
+    let py = oracle_python()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/sequences.py");
+    let out = std::process::Command::new(py)
+        .arg(script)
+        .arg(mdl)
+        .output()
+        .expect("run the sequences oracle");
+    assert!(
+        out.status.success(),
+        "sequences oracle failed on {}: {}",
+        mdl.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("sequences oracle JSON"))
+}

@@ -535,6 +535,26 @@ fn raw_records(bases: &[BoneBase], anim: &AnimInput, q: &[BoneChannels]) -> Vec<
             continue;
         }
         let pose = pose_at(anim, bases.len(), 0, b).unwrap_or_default();
+        let q = euler_quat(pose.rot);
+        if rot {
+            // Near a half turn (|w| → 0) a Quaternion64 loses up to ~4e-3 rad (§4.3, §5.6);
+            // the Euler channels then hold the rotation far better (within Σ rotscale), so
+            // such a bone gets a one-frame run-length record instead.
+            let back = quat64_decode(quat64(q));
+            let budget: f32 = bases.get(b).map_or(0.0, |x| x.rotscale.iter().sum());
+            if rotation_angle(q, back) > budget {
+                let streams: [Option<Vec<u8>>; 6] = std::array::from_fn(|c| {
+                    let vals = ch[c].get(..1).unwrap_or(&[]);
+                    if vals.iter().all(|&v| v == 0) {
+                        None
+                    } else {
+                        Some(rle_stream(vals))
+                    }
+                });
+                out.push(rle_record(b as u8, anim.delta, &streams));
+                continue;
+            }
+        }
         let mut flags = 0u8;
         if anim.delta {
             flags |= ANIM_DELTA;
@@ -547,7 +567,7 @@ fn raw_records(bases: &[BoneBase], anim: &AnimInput, q: &[BoneChannels]) -> Vec<
         }
         let mut rec = vec![b as u8, flags, 0, 0];
         if rot {
-            rec.extend_from_slice(&quat64(euler_quat(pose.rot)));
+            rec.extend_from_slice(&quat64(q));
         }
         if pos {
             rec.extend_from_slice(&vector48(pose.pos));
@@ -555,6 +575,20 @@ fn raw_records(bases: &[BoneBase], anim: &AnimInput, q: &[BoneChannels]) -> Vec<
         out.push(rec);
     }
     out
+}
+
+/// The angle between two rotations, robust near 0 (4·asin(chord/2), the same quantity as
+/// 2·acos|p·q| without its rounding noise).
+fn rotation_angle(p: [f32; 4], q: [f32; 4]) -> f32 {
+    let d: f32 = p.iter().zip(&q).map(|(a, b)| a * b).sum();
+    let q = if d < 0.0 { q.map(|c| -c) } else { q };
+    let chord = p
+        .iter()
+        .zip(&q)
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum::<f32>()
+        .sqrt();
+    4.0 * (chord / 2.0).min(1.0).asin()
 }
 
 /// Joins records into a chain (§4.8): `nextoffset` = record size, 0 on the last; the empty
@@ -1634,6 +1668,33 @@ mod tests {
     }
 
     // ---- encoder choices (§5.3, §5.5) ---------------------------------------------------------
+
+    #[test]
+    fn one_frame_half_turn_uses_euler_channels() -> Result<(), String> {
+        // (0, 0, 1, 0): a Quaternion64 cannot hold z = 1 and rebuilds w ≈ 0.0017 (3.4e-3 rad);
+        // the bone gets a one-frame ANIMROT record instead, within Σ rotscale
+        let rest = [([0.0; 3], [0.0; 3]); 1];
+        let f = [LocalPose {
+            pos: [0.0; 3],
+            rot: [0.0, 0.0, std::f32::consts::PI - 1e-7],
+        }];
+        let w = [1.0; 1];
+        let anim = one_anim(1, &f, false, &w, &w);
+        let bases = bases_from(
+            &rest,
+            &compute_scales(&rest, &[one_anim(1, &f, false, &w, &w)]),
+        );
+        let raw = quat64_decode(quat64(euler_quat(f[0].rot)));
+        assert!(angle(raw, euler_quat(f[0].rot)) > 1e-3);
+        let enc = encode(&bases, &anim);
+        let c = &enc.chains[0];
+        assert_eq!(c[1], ANIM_ANIMROT);
+        assert!(validate_chain(c, 0, 1, 1).is_empty());
+        let d = decode_chain(c, 0, &bases, 0, 0.0, false)?;
+        let budget: f32 = bases[0].rotscale.iter().sum();
+        assert!(f64::from(budget) >= angle(d[0].quat, euler_quat(f[0].rot)));
+        Ok(())
+    }
 
     #[test]
     fn one_frame_records_are_raw() -> Result<(), String> {
