@@ -67,8 +67,73 @@ pub fn qc(data: &[u8]) {
     let main = std::path::Path::new("p/main.qc");
     let tokens = crate::qc::tokens::tokenize(main, &fs, &mut sources, &mut diags);
     let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
-    crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags);
+    if let Some(model) = crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags) {
+        compile_both(&model, &fs, &mut sources, &mut diags);
+    }
     check_diagnostics(&sources, &diags);
+}
+
+/// A whole project in memory (`files`: path under `p/`, bytes), built from `p/main.qc` and
+/// compiled by both back ends: for mutating a QC and its SMDs together. Returns whether the
+/// Source build produced files.
+pub fn project(files: &[(String, Vec<u8>)]) -> bool {
+    use crate::project::files::MemFs;
+    let mut fs = MemFs::new();
+    for (name, bytes) in files {
+        fs.add(format!("p/{name}"), bytes.clone());
+    }
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let main = std::path::Path::new("p/main.qc");
+    let tokens = crate::qc::tokens::tokenize(main, &fs, &mut sources, &mut diags);
+    let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
+    let mut built = false;
+    if let Some(model) = crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags) {
+        built = compile_both(&model, &fs, &mut sources, &mut diags);
+    }
+    check_diagnostics(&sources, &diags);
+    built
+}
+
+/// Runs both back ends on a built model (whatever its target): neither may panic, and a Source
+/// build must read back with every invariant holding.
+fn compile_both(
+    model: &crate::ir::model::Model,
+    fs: &dyn crate::project::files::Fs,
+    sources: &mut Sources,
+    diags: &mut Vec<crate::diag::Diagnostic>,
+) -> bool {
+    let mut gold = model.clone();
+    gold.target = crate::project::spec::Target::GoldSrc;
+    let mut scratch = Vec::new();
+    let _ = crate::formats::goldsrc::compile::compile(&gold, fs, sources, &mut scratch);
+    let mut source = model.clone();
+    source.target = crate::project::spec::Target::Source;
+    let mut built = false;
+    if let Some(files) = crate::formats::source::compile(&source, &mut scratch) {
+        built = true;
+        let mut mem = crate::project::files::MemFs::new();
+        let mut mdl = None;
+        for (name, bytes) in files {
+            let path = std::path::Path::new("out").join(format!("m{name}"));
+            if name.ends_with(".mdl") {
+                mdl = Some(path.clone());
+            }
+            mem.add(path, bytes);
+        }
+        let Some(mdl) = mdl else {
+            panic!("a Source build without an .mdl");
+        };
+        match crate::formats::source::read_files(&mdl, &mem) {
+            Ok(f) => {
+                let problems = crate::formats::source::check(&f);
+                assert!(problems.is_empty(), "{problems:?}");
+            }
+            Err(e) => panic!("mdlc cannot read back its own Source build: {e}"),
+        }
+    }
+    let _ = diags;
+    built
 }
 
 /// TOML front end and model building, like [`qc`].
