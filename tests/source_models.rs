@@ -307,3 +307,33 @@ fn inspect_finishes_on_a_parent_cycle() {
         "{problems:?}"
     );
 }
+
+/// `$includemodel` files are listed in the MDL with `models/` before them (no label), as
+/// valvemdl reads them.
+#[test]
+fn include_models_are_listed() {
+    let dir = tmp("source", "include");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("testdata/models/creature/creature_reference.smd"),
+        dir.join("ref.smd"),
+    )
+    .unwrap();
+    let qc = dir.join("inc.qc");
+    std::fs::write(
+        &qc,
+        "$modelname \"t/inc.mdl\"\n$cdmaterials \"models/t/\"\n$body body \"ref.smd\"\n\
+         $includemodel \"humans/male_shared.mdl\"\n$includemodel \"humans/male_ss.mdl\"\n\
+         $sequence idle \"ref.smd\"\n",
+    )
+    .unwrap();
+    let (f, _) = build(&qc, &dir.join("out"));
+    assert_eq!(f.mdl.hdr.numincludemodels, 2);
+    let mdl = dir.join("out/t/inc.mdl");
+    if let Some(summary) = oracle_check(&mdl) {
+        assert_eq!(
+            summary["include_models"],
+            serde_json::json!(["models/humans/male_shared.mdl", "models/humans/male_ss.mdl"])
+        );
+    }
+}

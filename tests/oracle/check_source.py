@@ -28,6 +28,7 @@ def main(path):
         if hasattr(vvd, "validate"):
             out["valvemdl"] += ["vvd: %s" % p for p in vvd.validate()]
         out["summary"]["bones"] = [b.name if hasattr(b, "name") else None for b in mdl.bones]
+        out["summary"]["include_models"] = [str(i.name) for i in (mdl.includemodels or [])]
     except Exception as e:  # any failure to read is a problem
         out["valvemdl"].append("valvemdl failed to read: %r" % (e,))
     try:

@@ -128,6 +128,8 @@ pub struct AnimPlan {
     pub node_table: Vec<u8>,
     /// Per bone: `(posscale, rotscale)` (§5.1).
     pub scales: Vec<([f32; 3], [f32; 3])>,
+    /// `$includemodel` files, `models/` prepended (§8.2).
+    pub include_models: Vec<String>,
 }
 
 /// What the plan already knows that the animation side needs.
@@ -583,6 +585,11 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
         nodes,
         node_table,
         scales,
+        include_models: model
+            .include_models
+            .iter()
+            .map(|m| format!("models/{}", m.value))
+            .collect(),
     })
 }
 

@@ -398,7 +398,14 @@ pub fn write_mdl(plan: &Plan) -> Vec<u8> {
             o.put_at(mat + 104, &((o.pos() - mat) as i32));
         }
     }
+    // `$includemodel` (`source-animation.md` §8.2): no label, the file under `models/`
     h.includemodelindex = o.pos() as i32;
+    h.numincludemodels = plan.anim.include_models.len() as i32;
+    for m in &plan.anim.include_models {
+        let at = o.put(&0i32);
+        let name_at = o.put(&0i32);
+        st.add(name_at, at, m);
+    }
     h.animblockindex = o.pos() as i32;
     // textures
     h.numtextures = plan.textures.len() as i32;
