@@ -448,7 +448,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
     }
 
     // --- body parts, models, meshes ----------------------------------------------------------------
-    let cos2 = (2.0f32).to_radians().cos();
     let mut body_parts = Vec::new();
     for bp in &model.body_parts {
         let mut models = Vec::new();
@@ -481,9 +480,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
                             meshes.len() - 1
                         }
                     };
-                    let mb = &mut meshes[idx].1;
-                    let mut ids = [0u32; 3];
-                    for (k, c) in tri.iter().enumerate() {
+                    let corners = tri.each_ref().map(|c| {
                         let (pos, normal) = if static_prop {
                             (math::rot_z90(c.pos), math::rot_z90(c.normal))
                         } else {
@@ -495,14 +492,14 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
                         } else {
                             normal
                         };
-                        ids[k] = mb.vertex(pos, normal, c.uv, &c.weights, lod, cos2);
-                    }
-                    if ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
-                        continue;
-                    }
-                    if mb.seen[lod].insert(ids) {
-                        mb.tris[lod].push(ids);
-                    }
+                        CornerIn {
+                            pos,
+                            normal,
+                            uv: c.uv,
+                            weights: c.weights.clone(),
+                        }
+                    });
+                    meshes[idx].1.triangle(lod, corners);
                 }
             }
             meshes.sort_by_key(|m| m.0);
@@ -903,30 +900,249 @@ fn bits(f: f32) -> u32 {
     }
 }
 
+/// Everything a finished vertex is made of, bit for bit (weights in bone order): a LOD-n vertex
+/// is only shared with a vertex that equals it exactly in all of these.
+#[derive(Hash, PartialEq, Eq)]
+struct ExactKey {
+    pos: [u32; 3],
+    normal: [u32; 3],
+    uv: [u32; 2],
+    tangent: [u32; 4],
+    weights: Vec<(u32, u32)>,
+}
+
+impl ExactKey {
+    fn of(v: &RawVertex) -> ExactKey {
+        let mut weights: Vec<(u32, u32)> = v.weights.iter().map(|w| (w.0 .0, bits(w.1))).collect();
+        weights.sort_unstable();
+        ExactKey {
+            pos: v.pos.map(bits),
+            normal: v.normal.map(bits),
+            uv: v.uv.map(bits),
+            tangent: v.tangent.map(bits),
+            weights,
+        }
+    }
+}
+
+#[derive(Clone)]
 struct RawVertex {
     pos: [f32; 3],
     normal: [f32; 3],
     uv: [f32; 2],
     weights: Vec<(BoneId, f32)>,
+    /// Studiomdl's raw tangent (7.6): orthonormalized direction, zero when the uvs are
+    /// degenerate, and the handedness sign; filled in once the triangles of its LOD are known.
+    tangent: [f32; 4],
     lod_mask: u32,
 }
 
-/// Grid cell of a position for the LOD-0 lookup of LOD-n corners (cells of 0.01 units).
-fn cell(p: [f32; 3]) -> [i64; 3] {
-    p.map(|x| (x as f64 * 100.0).floor() as i64)
+/// Normals of corners welded into one vertex are within 2° of the vertex's (first) normal.
+fn weld_cos() -> f32 {
+    (2.0f32).to_radians().cos()
 }
 
-/// How close a LOD-n corner must be to a LOD-0 vertex of its mesh to reuse it: position and
-/// uv within 0.001 per component, normals within 1° (`source-geometry.md` 7.4).
-const LOD_REUSE_EPS: f32 = 0.001;
+/// Welds one corner into a vertex pool: exact position, uv and links, normal within 2° of the
+/// first normal; zero normals never weld. Returns the vertex and whether it is new.
+fn weld(
+    verts: &mut Vec<RawVertex>,
+    index: &mut HashMap<Key, Vec<u32>>,
+    c: &CornerIn,
+    lod: usize,
+) -> (u32, bool) {
+    let key = Key {
+        pos: c.pos.map(bits),
+        uv: c.uv.map(bits),
+        weights: c.weights.iter().map(|w| (w.0 .0, w.1.to_bits())).collect(),
+    };
+    let zero = math::dot(c.normal, c.normal) == 0.0;
+    let list = index.entry(key).or_default();
+    if !zero {
+        let cos2 = weld_cos();
+        for &i in list.iter() {
+            let Some(v) = verts.get_mut(i as usize) else {
+                continue;
+            };
+            if math::dot(v.normal, v.normal) > 0.0 && math::dot(v.normal, c.normal) > cos2 {
+                v.lod_mask |= 1 << lod;
+                return (i, false);
+            }
+        }
+    }
+    let i = verts.len() as u32;
+    list.push(i);
+    verts.push(RawVertex {
+        pos: c.pos,
+        normal: c.normal,
+        uv: c.uv,
+        weights: c.weights.clone(),
+        tangent: [0.0, 0.0, 0.0, 1.0],
+        lod_mask: 1 << lod,
+    });
+    (i, true)
+}
 
+/// Studiomdl's tangents (7.6) of `verts`, summed over `tris` only, in its raw form: the
+/// direction orthonormalized against the normal (zero for degenerate uvs) and the handedness.
+fn tangent_frames(verts: &[RawVertex], tris: &[[u32; 3]]) -> Vec<[f32; 4]> {
+    let n = verts.len();
+    let mut s_sum = vec![[0.0f32; 3]; n];
+    let mut t_sum = vec![[0.0f32; 3]; n];
+    for t in tris {
+        let (Some(a), Some(b), Some(c)) = (
+            verts.get(t[0] as usize),
+            verts.get(t[1] as usize),
+            verts.get(t[2] as usize),
+        ) else {
+            continue;
+        };
+        let p = [a.pos, b.pos, c.pos];
+        let uv = [a.uv, b.uv, c.uv];
+        let mut s = [0.0f32; 3];
+        let mut tt = [0.0f32; 3];
+        for k in 0..3 {
+            let e1 = [p[1][k] - p[0][k], uv[1][0] - uv[0][0], uv[1][1] - uv[0][1]];
+            let e2 = [p[2][k] - p[0][k], uv[2][0] - uv[0][0], uv[2][1] - uv[0][1]];
+            let c = math::cross(e1, e2);
+            if c[0].abs() > 1e-12 {
+                s[k] = -c[1] / c[0];
+                tt[k] = -c[2] / c[0];
+            }
+        }
+        let s = math::normalize(s);
+        let tt = math::normalize(tt);
+        for &i in t {
+            let i = i as usize;
+            s_sum[i] = math::add(s_sum[i], s);
+            t_sum[i] = math::add(t_sum[i], tt);
+        }
+    }
+    verts
+        .iter()
+        .zip(s_sum.iter().zip(&t_sum))
+        .map(|(v, (&s, &t))| {
+            let nrm = v.normal;
+            let left = math::dot(math::cross(s, t), nrm) < 0.0;
+            let sp = math::normalize(math::sub(s, math::scale(nrm, math::dot(nrm, s))));
+            [sp[0], sp[1], sp[2], if left { -1.0 } else { 1.0 }]
+        })
+        .collect()
+}
+
+/// Grid cell of a position for the LOD vertex searches: cells twice as wide as the largest
+/// distance searched ([`LOD_POS_EPS`]), so the 27 cells around a position hold every candidate.
+fn cell(p: [f32; 3]) -> [i64; 3] {
+    let per_unit = 1.0 / (2.0 * LOD_POS_EPS as f64);
+    p.map(|x| (x as f64 * per_unit).floor() as i64)
+}
+
+/// How far apart a LOD-n vertex and the vertex it reuses may be (`source-geometry.md` 7.4; the
+/// procedure is the LOD unification of Valve's 2006 studiomdl, `UnifyLODs.cpp` in the 2006 SDK).
+/// Position 0.05, uv 0.1 and link error 0.5 are that code's values. Its normal and tangent
+/// limits (60°) do not reproduce Valve's later v48 builds in the corpus; 10° does, measured: every
+/// mesh and LOD count of the four multi-LOD Valve builds is reproduced with 10°, and none with a
+/// normal angle of 5° or 20° or a tangent angle of 5° or 15° (nor with a position tolerance of
+/// 0.01 or 0.1). The uv and link limits are not pinned by the corpus (its LOD models are rigid,
+/// and uv limits of 0.01 and 0.1 give the same counts); tangents must have the same handedness.
+const LOD_POS_EPS: f32 = 0.05;
+const LOD_UV_EPS: f32 = 0.1;
+const LOD_ANGLE_DEG: f32 = 10.0;
+const LOD_WEIGHT_EPS: f32 = 0.5;
+
+/// The errors of a candidate vertex, compared in this order (smallest wins): position, uv,
+/// links, normal, tangent.
+type LodErrors = [f32; 5];
+
+/// `a` is at least as good as `b` (later candidates win ties, as in studiomdl).
+fn no_worse(a: &LodErrors, b: &LodErrors) -> bool {
+    for (x, y) in a.iter().zip(b) {
+        if x < y {
+            return true;
+        }
+        if x > y {
+            return false;
+        }
+    }
+    true
+}
+
+fn lod_cos() -> f32 {
+    (LOD_ANGLE_DEG * (std::f32::consts::PI / 180.0)).cos()
+}
+
+/// Squared distance, if within [`LOD_POS_EPS`].
+fn pos_error(a: [f32; 3], b: [f32; 3]) -> Option<f32> {
+    let d = math::sub(a, b);
+    let e = math::dot(d, d);
+    (e <= LOD_POS_EPS * LOD_POS_EPS).then_some(e)
+}
+
+/// Squared uv distance, if within [`LOD_UV_EPS`].
+fn uv_error(a: [f32; 2], b: [f32; 2]) -> Option<f32> {
+    let (du, dv) = ((b[0] - a[0]).abs(), (b[1] - a[1]).abs());
+    let e = du * du + dv * dv;
+    (e <= LOD_UV_EPS * LOD_UV_EPS).then_some(e)
+}
+
+/// 1 − cos of the angle between two directions, if within [`LOD_ANGLE_DEG`] (a zero vector
+/// is never close to anything).
+fn angle_error(a: [f32; 3], b: [f32; 3]) -> Option<f32> {
+    let d = math::dot(math::normalize(a), math::normalize(b));
+    (d >= lod_cos()).then_some(1.0 - d)
+}
+
+/// Tangents: the same handedness and directions within [`LOD_ANGLE_DEG`].
+fn tangent_error(a: [f32; 4], b: [f32; 4]) -> Option<f32> {
+    if a[3] != b[3] {
+        return None;
+    }
+    angle_error([a[0], a[1], a[2]], [b[0], b[1], b[2]])
+}
+
+/// How different two sets of links are: squared weight differences of the shared bones plus
+/// the squared weights of the others, over √(number of links); no shared bone is no match.
+fn weight_error(a: &[(BoneId, f32)], b: &[(BoneId, f32)]) -> Option<f32> {
+    let mut shared = 0usize;
+    let mut e = 0.0f32;
+    for x in a {
+        match b.iter().find(|y| y.0 == x.0) {
+            Some(y) => {
+                shared += 1;
+                let d = (x.1 - y.1).abs();
+                e += d * d;
+            }
+            None => e += x.1 * x.1,
+        }
+    }
+    for y in b {
+        if !a.iter().any(|x| x.0 == y.0) {
+            e += y.1 * y.1;
+        }
+    }
+    if shared == 0 {
+        return None;
+    }
+    e /= ((a.len() + b.len()) as f32).sqrt();
+    (e <= LOD_WEIGHT_EPS).then_some(e)
+}
+
+/// One material's vertices and triangles for every LOD of one body-part model. LOD 0 is
+/// welded as its corners arrive; the corners of every other LOD are kept until
+/// [`MeshBuild::finish`], which unifies them with the pool LOD by LOD (studiomdl's order: the
+/// tangents of LOD 0 must be known first).
 struct MeshBuild {
     verts: Vec<RawVertex>,
     index: HashMap<Key, Vec<u32>>,
     /// LOD-0 vertices by grid cell.
     lod0_grid: HashMap<[i64; 3], Vec<u32>>,
+    /// Vertices LODs ≥ 1 added, by grid cell.
+    lod_grid: HashMap<[i64; 3], Vec<u32>>,
+    /// Every vertex by its exact contents (the first one when several are equal).
+    exact: HashMap<ExactKey, u32>,
     tris: Vec<Vec<[u32; 3]>>,
     seen: Vec<std::collections::HashSet<[u32; 3]>>,
+    /// The triangles of each LOD ≥ 1 as they came (unused for LOD 0).
+    pending: Vec<Vec<[CornerIn; 3]>>,
 }
 
 impl MeshBuild {
@@ -935,128 +1151,199 @@ impl MeshBuild {
             verts: Vec::new(),
             index: HashMap::new(),
             lod0_grid: HashMap::new(),
+            lod_grid: HashMap::new(),
+            exact: HashMap::new(),
             tris: vec![Vec::new(); num_lods],
             seen: vec![Default::default(); num_lods],
+            pending: (0..num_lods).map(|_| Vec::new()).collect(),
         }
     }
 
-    fn vertex(
-        &mut self,
-        pos: [f32; 3],
-        normal: [f32; 3],
-        uv: [f32; 2],
-        weights: &[(BoneId, f32)],
-        lod: usize,
-        cos2: f32,
-    ) -> u32 {
-        let key = Key {
-            pos: pos.map(bits),
-            uv: uv.map(bits),
-            weights: weights.iter().map(|w| (w.0 .0, w.1.to_bits())).collect(),
-        };
-        let zero = math::dot(normal, normal) == 0.0;
-        if lod > 0 && !zero {
-            if let Some(i) = self.lod0_match(pos, normal, uv) {
-                self.verts[i as usize].lod_mask |= 1 << lod;
-                return i;
+    /// Adds one triangle of the given LOD (corners in the file's final winding).
+    fn triangle(&mut self, lod: usize, corners: [CornerIn; 3]) {
+        if lod > 0 {
+            if let Some(p) = self.pending.get_mut(lod) {
+                p.push(corners);
             }
+            return;
         }
-        let list = self.index.entry(key).or_default();
-        if !zero {
-            for &i in list.iter() {
-                let v = &mut self.verts[i as usize];
-                if math::dot(v.normal, v.normal) > 0.0 && math::dot(v.normal, normal) > cos2 {
-                    v.lod_mask |= 1 << lod;
-                    return i;
-                }
+        let ids = corners.each_ref().map(|c| {
+            let (i, new) = weld(&mut self.verts, &mut self.index, c, 0);
+            if new {
+                self.lod0_grid.entry(cell(c.pos)).or_default().push(i);
             }
-        }
-        let i = self.verts.len() as u32;
-        list.push(i);
-        if lod == 0 {
-            self.lod0_grid.entry(cell(pos)).or_default().push(i);
-        }
-        self.verts.push(RawVertex {
-            pos,
-            normal,
-            uv,
-            weights: weights.to_vec(),
-            lod_mask: 1 << lod,
+            i
         });
-        i
+        self.add_tri(0, ids);
     }
 
-    /// The first LOD-0 vertex (in creation order) a LOD-n corner may reuse.
-    fn lod0_match(&self, pos: [f32; 3], normal: [f32; 3], uv: [f32; 2]) -> Option<u32> {
-        let cos1 = (1.0f32).to_radians().cos();
+    fn add_tri(&mut self, lod: usize, ids: [u32; 3]) {
+        if ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] {
+            return;
+        }
+        if self.seen[lod].insert(ids) {
+            self.tris[lod].push(ids);
+        }
+    }
+
+    /// Candidates near `pos` among the vertices of `grid`, in creation order.
+    fn near(grid: &HashMap<[i64; 3], Vec<u32>>, pos: [f32; 3]) -> Vec<u32> {
         let c = cell(pos);
-        let mut best: Option<u32> = None;
+        let mut out = Vec::new();
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    let Some(list) = self.lod0_grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else {
-                        continue;
-                    };
-                    for &i in list {
-                        if best.is_some_and(|b| b <= i) {
-                            break;
-                        }
-                        let v = &self.verts[i as usize];
-                        let near = (0..3).all(|k| (v.pos[k] - pos[k]).abs() <= LOD_REUSE_EPS)
-                            && (0..2).all(|k| (v.uv[k] - uv[k]).abs() <= LOD_REUSE_EPS);
-                        if near
-                            && math::dot(v.normal, v.normal) > 0.0
-                            && math::dot(v.normal, normal) > cos1
-                        {
-                            best = Some(i);
-                        }
+                    if let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) {
+                        out.extend_from_slice(list);
                     }
                 }
             }
         }
-        best
+        out.sort_unstable();
+        out
+    }
+
+    /// Studiomdl's first search for a LOD-n vertex: the closest LOD-0 vertex of the mesh by
+    /// position, uv and normal, whatever its links and tangent.
+    fn lod0_match(&self, v: &RawVertex) -> Option<u32> {
+        let mut best: Option<(u32, LodErrors)> = None;
+        for i in Self::near(&self.lod0_grid, v.pos) {
+            let Some(w) = self.verts.get(i as usize) else {
+                continue;
+            };
+            let (Some(p), Some(u), Some(n)) = (
+                pos_error(v.pos, w.pos),
+                uv_error(v.uv, w.uv),
+                angle_error(v.normal, w.normal),
+            ) else {
+                continue;
+            };
+            let e = [p, u, 0.0, n, 0.0];
+            if best.as_ref().is_none_or(|b| no_worse(&e, &b.1)) {
+                best = Some((i, e));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// The second search, when no LOD-0 vertex is close: the closest vertex an earlier LOD
+    /// added (below `limit`), now also by links and tangent.
+    fn earlier_lod_match(&self, v: &RawVertex, limit: u32) -> Option<u32> {
+        let mut best: Option<(u32, LodErrors)> = None;
+        for i in Self::near(&self.lod_grid, v.pos) {
+            if i >= limit {
+                break;
+            }
+            let Some(w) = self.verts.get(i as usize) else {
+                continue;
+            };
+            let (Some(p), Some(u), Some(b), Some(n), Some(t)) = (
+                pos_error(v.pos, w.pos),
+                uv_error(v.uv, w.uv),
+                weight_error(&v.weights, &w.weights),
+                angle_error(v.normal, w.normal),
+                tangent_error(v.tangent, w.tangent),
+            ) else {
+                continue;
+            };
+            let e = [p, u, b, n, t];
+            if best.as_ref().is_none_or(|b| no_worse(&e, &b.1)) {
+                best = Some((i, e));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// Unifies the triangles of one LOD ≥ 1 with the pool (`source-geometry.md` 7.4). The LOD's
+    /// corners are first welded among themselves and get tangents from the LOD's own
+    /// triangles. Each such vertex then becomes the closest LOD-0 vertex of the mesh within the
+    /// tolerances (all of its data, whatever its links and tangent), or else the closest vertex
+    /// an earlier LOD added whose links and tangent are close too, or else stays itself; the
+    /// result is shared with a vertex of the mesh equal to it in every bit, or added.
+    fn unify_lod(&mut self, lod: usize) {
+        let tris_in = self
+            .pending
+            .get_mut(lod)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        if tris_in.is_empty() {
+            return;
+        }
+        let mut src: Vec<RawVertex> = Vec::new();
+        let mut src_index: HashMap<Key, Vec<u32>> = HashMap::new();
+        let src_tris: Vec<[u32; 3]> = tris_in
+            .iter()
+            .map(|t| {
+                t.each_ref()
+                    .map(|c| weld(&mut src, &mut src_index, c, lod).0)
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let unique: Vec<[u32; 3]> = src_tris
+            .iter()
+            .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2] && seen.insert(**t))
+            .copied()
+            .collect();
+        let frames = tangent_frames(&src, &unique);
+        for (v, t) in src.iter_mut().zip(frames) {
+            v.tangent = t;
+        }
+        let limit = self.verts.len() as u32;
+        let mut map = Vec::with_capacity(src.len());
+        for sv in src {
+            let found = self
+                .lod0_match(&sv)
+                .or_else(|| self.earlier_lod_match(&sv, limit));
+            let mut v = match found.and_then(|i| self.verts.get(i as usize)) {
+                Some(w) => w.clone(),
+                None => sv,
+            };
+            v.lod_mask = 1 << lod;
+            let key = ExactKey::of(&v);
+            let id = match self.exact.get(&key) {
+                Some(&i) => {
+                    if let Some(w) = self.verts.get_mut(i as usize) {
+                        w.lod_mask |= 1 << lod;
+                    }
+                    i
+                }
+                None => {
+                    let i = self.verts.len() as u32;
+                    self.exact.insert(key, i);
+                    self.lod_grid.entry(cell(v.pos)).or_default().push(i);
+                    self.verts.push(v);
+                    i
+                }
+            };
+            map.push(id);
+        }
+        for t in src_tris {
+            let ids = t.map(|i| map.get(i as usize).copied().unwrap_or(0));
+            self.add_tri(lod, ids);
+        }
     }
 
     fn finish(
-        self,
+        mut self,
         tex: usize,
         num_lods: usize,
         static_prop: bool,
         out_bone: &dyn Fn(BoneId) -> usize,
     ) -> PMesh {
-        // tangents: from the triangles of the lowest LOD that uses each vertex
-        let n = self.verts.len();
-        let mut lowest = vec![usize::MAX; n];
-        for (i, v) in self.verts.iter().enumerate() {
-            lowest[i] = v.lod_mask.trailing_zeros() as usize;
+        // tangents of LOD 0 from its triangles; every other LOD's come with its vertices
+        let frames = tangent_frames(&self.verts, &self.tris[0]);
+        for (v, t) in self.verts.iter_mut().zip(frames) {
+            v.tangent = t;
         }
-        let mut s_sum = vec![[0.0f32; 3]; n];
-        let mut t_sum = vec![[0.0f32; 3]; n];
-        for (lod, tris) in self.tris.iter().enumerate() {
-            for t in tris {
-                let p = t.map(|i| self.verts[i as usize].pos);
-                let uv = t.map(|i| self.verts[i as usize].uv);
-                let mut s = [0.0f32; 3];
-                let mut tt = [0.0f32; 3];
-                for a in 0..3 {
-                    let e1 = [p[1][a] - p[0][a], uv[1][0] - uv[0][0], uv[1][1] - uv[0][1]];
-                    let e2 = [p[2][a] - p[0][a], uv[2][0] - uv[0][0], uv[2][1] - uv[0][1]];
-                    let c = math::cross(e1, e2);
-                    if c[0].abs() > 1e-12 {
-                        s[a] = -c[1] / c[0];
-                        tt[a] = -c[2] / c[0];
-                    }
-                }
-                let s = math::normalize(s);
-                let tt = math::normalize(tt);
-                for &i in t {
-                    if lowest[i as usize] == lod {
-                        s_sum[i as usize] = math::add(s_sum[i as usize], s);
-                        t_sum[i as usize] = math::add(t_sum[i as usize], tt);
-                    }
-                }
+        if self.pending.iter().any(|p| !p.is_empty()) {
+            for (i, v) in self.verts.iter().enumerate() {
+                self.exact.entry(ExactKey::of(v)).or_insert(i as u32);
+            }
+            for lod in 1..self.pending.len() {
+                self.unify_lod(lod);
             }
         }
+        let n = self.verts.len();
         let mut order: Vec<usize> = (0..n).collect();
         let group = |v: &RawVertex| 31 - v.lod_mask.leading_zeros() as usize;
         order.sort_by_key(|&i| std::cmp::Reverse(group(&self.verts[i])));
@@ -1068,11 +1355,8 @@ impl MeshBuild {
         for &i in &order {
             let v = &self.verts[i];
             let nrm = v.normal;
-            let s = s_sum[i];
-            let t = t_sum[i];
-            let left = math::dot(math::cross(s, t), nrm) < 0.0;
-            let mut sp = math::normalize(math::sub(s, math::scale(nrm, math::dot(nrm, s))));
-            let w = if left { -1.0 } else { 1.0 };
+            let mut sp = [v.tangent[0], v.tangent[1], v.tangent[2]];
+            let w = v.tangent[3];
             if math::dot(sp, sp) < 0.5 && math::dot(nrm, nrm) > 0.0 {
                 // degenerate uv: any unit vector perpendicular to the normal
                 let a = if nrm[0].abs() < 0.9 {
@@ -1146,6 +1430,108 @@ mod tests {
         let s: f32 = v.iter().map(|e| e.1).sum();
         assert!((s - 1.0).abs() < 1e-6);
         assert_eq!(v[0].0, BoneId(0));
+    }
+
+    fn corner(pos: [f32; 3], uv: [f32; 2]) -> CornerIn {
+        CornerIn {
+            pos,
+            normal: [0.0, 0.0, 1.0],
+            uv,
+            weights: vec![(BoneId(0), 1.0)],
+        }
+    }
+
+    /// A triangle with its first corner at `at` whose uv u axis runs along `angle` (degrees,
+    /// in the xy plane): the tangent of every corner points that way.
+    fn turned(at: [f32; 3], angle: f32) -> [CornerIn; 3] {
+        let (s, c) = angle.to_radians().sin_cos();
+        let p = |x: f32, y: f32| {
+            [
+                at[0] + 10.0 * (x * c - y * s),
+                at[1] + 10.0 * (x * s + y * c),
+                at[2],
+            ]
+        };
+        [
+            corner(at, [0.0, 0.0]),
+            corner(p(1.0, 0.0), [1.0, 0.0]),
+            corner(p(0.0, 1.0), [0.0, 1.0]),
+        ]
+    }
+
+    fn build(tris: Vec<(usize, [CornerIn; 3])>, num_lods: usize) -> PMesh {
+        let mut mb = MeshBuild::new(num_lods);
+        for (lod, t) in tris {
+            mb.triangle(lod, t);
+        }
+        mb.finish(0, num_lods, false, &|b: BoneId| b.index())
+    }
+
+    /// A LOD-2 corner equal to a vertex LOD 1 added (position, uv, normal, links) is that
+    /// vertex only when their tangents, each from its own LOD's triangles, are within 10°.
+    #[test]
+    fn a_lod_corner_shares_an_earlier_lod_vertex_only_with_a_close_tangent() {
+        for (angle, shared) in [(0.0, true), (5.0, true), (30.0, false), (180.0, false)] {
+            let m = build(
+                vec![
+                    (0, turned([100.0, 0.0, 0.0], 0.0)),
+                    (1, turned([0.0; 3], 0.0)),
+                    (2, turned([0.0; 3], angle)),
+                ],
+                3,
+            );
+            // LOD 0's 3, LOD 1's 3, LOD 2's 2 or 3 (the origin is shared or not)
+            let lod2_new = if angle == 0.0 {
+                0
+            } else if shared {
+                2
+            } else {
+                3
+            };
+            assert_eq!(m.vertices.len(), 6 + lod2_new, "{angle}°");
+            let at_origin = m.vertices.iter().filter(|v| v.pos == [0.0; 3]).count();
+            assert_eq!(at_origin, if shared { 1 } else { 2 }, "{angle}°");
+            let groups: Vec<i32> = m.num_lod_vertexes[..3].to_vec();
+            let expected = match (angle == 0.0, shared) {
+                (true, _) => vec![6, 3, 3],
+                (false, true) => vec![8, 5, 3],
+                (false, false) => vec![9, 6, 3],
+            };
+            assert_eq!(groups, expected, "{angle}°");
+        }
+    }
+
+    /// A LOD-1 corner close to a LOD-0 vertex (position within 0.05, uv within 0.1, normal
+    /// within 10°) becomes that vertex whatever its tangent; farther away it stays itself.
+    #[test]
+    fn a_lod_corner_becomes_a_close_lod0_vertex_whatever_its_tangent() {
+        for (offset, tilt, shared) in [
+            (0.03, 0.0, true),
+            (0.0, 8.0, true),
+            (0.07, 0.0, false),
+            (0.0, 12.0, false),
+        ] {
+            let mut lod1 = turned([offset, 0.0, 0.0], 90.0);
+            let t: f32 = f32::to_radians(tilt);
+            lod1[0].normal = [t.sin(), 0.0, t.cos()];
+            let m = build(vec![(0, turned([0.0; 3], 0.0)), (1, lod1)], 2);
+            assert_eq!(
+                m.vertices.len(),
+                if shared { 5 } else { 6 },
+                "offset {offset}, tilt {tilt}°"
+            );
+            // LOD 0's vertex at the origin keeps its data (its tangent runs along x, the LOD-1
+            // triangle's along y) and is drawn by LOD 1 only when shared
+            let lod0 = m
+                .vertices
+                .iter()
+                .filter(|v| v.pos == [0.0; 3] && v.normal == [0.0, 0.0, 1.0])
+                .collect::<Vec<_>>();
+            assert_eq!(lod0.len(), 1, "offset {offset}, tilt {tilt}°");
+            assert!(lod0[0].tangent[0] > 0.99);
+            assert_eq!(lod0[0].group, usize::from(shared));
+            assert_eq!(m.num_lod_vertexes[1], 3, "offset {offset}, tilt {tilt}°");
+        }
     }
 
     #[test]

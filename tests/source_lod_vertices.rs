@@ -1,0 +1,81 @@
+//! LOD vertex sharing (`source-geometry.md` 7.4): every corpus model with Valve's build beside
+//! it must get Valve's vertex counts per mesh and per LOD (`numLODVertexes` of every mesh and of
+//! the VVD header, and the fix-up table), not just the same total.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod source_common;
+
+use std::path::Path;
+
+use common::corpus_dir;
+use mdlc::formats::source;
+use mdlc::project::files::RealFs;
+use source_common::*;
+
+/// (corpus QC, Valve's MDL) of the builds with several LODs.
+const LOD_PAIRS: &[(&str, &str)] = &[
+    ("reepblue-chamberdoor-frame/Punt/Portalish_2012/modelsrc/props_gameplay/oldies/chamberdoor_frame.qc", "reepblue-chamberdoor-frame/Punt/Portalish_2012/modelsrc/props_gameplay/oldies/chamberdoor_frame.mdl"),
+    ("ha-suit-charger-hl2/modelsrc/editor/item_suitcharger_hl2/suit_charger001.qc", "ha-suit-charger-hl2/hammer/models/editor/item_suit_charger_hl2.mdl"),
+    ("mapbase-door01-left/modelsrc/door01_left/door01_left.qc", "mapbase-door01-left/compiled/VPKs/shared_content_v7_0/models/props_c17/door01_left.mdl"),
+    ("mapbase-bunker-gun01/modelsrc/weapons/bunker_gun01/bunker_gun01.qc", "mapbase-bunker-gun01/compiled/VPKs/hl2_mapbase_content/models/props_combine/bunker_gun01.mdl"),
+];
+
+/// `model name / mesh index: numLODVertexes` for every mesh, in file order.
+fn mesh_counts(f: &source::Files) -> Vec<String> {
+    let mut out = Vec::new();
+    for bp in &f.mdl.body_parts {
+        for md in &bp.models {
+            for (k, me) in md.meshes.iter().enumerate() {
+                out.push(format!(
+                    "{} / {k}: {:?}",
+                    md.rec.name.as_str(),
+                    me.rec.num_lod_vertexes
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn lod_vertex_counts_match_valve_per_mesh_and_lod() {
+    let Some(dir) = corpus_dir() else { return };
+    let out_root =
+        std::env::temp_dir().join(format!("mdlc-source-lod-vertices-{}", std::process::id()));
+    let mut wrong = Vec::new();
+    for (qc, valve) in LOD_PAIRS {
+        let (files, diags) = compile_qc(&dir.join(qc));
+        assert!(!diags.iter().any(|d| d.is_error()), "{qc}");
+        let stem = Path::new(qc).file_stem().unwrap();
+        let mdl = write_files(&out_root.join(stem), &files.expect("output"));
+        let ours = source::read_files(&mdl, &RealFs).unwrap();
+        let theirs = source::read_files(&dir.join(valve), &RealFs).unwrap();
+        let (a, b) = (mesh_counts(&ours), mesh_counts(&theirs));
+        assert_eq!(a.len(), b.len(), "{qc}: mesh count");
+        for (x, y) in a.iter().zip(&b) {
+            if x != y {
+                wrong.push(format!("{qc}: ours {x}, Valve's {y}"));
+            }
+        }
+        let (va, vb) = (ours.vvd.as_ref().unwrap(), theirs.vvd.as_ref().unwrap());
+        if va.hdr.num_lod_vertexes != vb.hdr.num_lod_vertexes {
+            wrong.push(format!(
+                "{qc}: VVD numLODVertexes {:?} vs {:?}",
+                va.hdr.num_lod_vertexes, vb.hdr.num_lod_vertexes
+            ));
+        }
+        let runs = |v: &mdlc::formats::source::read::Vvd| {
+            v.fixups
+                .iter()
+                .map(|f| (f.lod, f.source_vertex_id, f.num_vertexes))
+                .collect::<Vec<_>>()
+        };
+        if runs(va) != runs(vb) {
+            wrong.push(format!("{qc}: fix-ups {:?} vs {:?}", runs(va), runs(vb)));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out_root);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
