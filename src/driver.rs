@@ -606,7 +606,12 @@ pub fn build_paths(
     }
 
     let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
-    let threads = crate::ir::build::cores().min(paths.len());
+    // One project needs no worker threads (and no asking for the core count, which reads the
+    // cgroup files).
+    let threads = match paths.len() {
+        0 | 1 => 1,
+        n => crate::ir::build::cores().min(n),
+    };
     if threads <= 1 {
         let mut build = Build::default();
         for path in &paths {

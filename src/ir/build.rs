@@ -60,6 +60,9 @@ impl Drop for ProjectWorker {
     }
 }
 
+/// The SMD bytes of a project below which [`Builder::prefetch`] parses on one thread.
+const PARALLEL_PARSE_BYTES: usize = 1 << 20;
+
 /// Threads for parsing `jobs` files: this one plus the cores no project worker holds.
 fn parse_threads(jobs: usize) -> usize {
     let workers = PROJECT_WORKERS.load(std::sync::atomic::Ordering::Relaxed);
@@ -383,7 +386,14 @@ impl Builder<'_> {
             let smd = check_smd(sources, id, &mut diags);
             (smd, diags)
         };
-        let threads = parse_threads(jobs.len());
+        // Below `PARALLEL_PARSE_BYTES` a thread costs more than it saves (its stack, its
+        // allocator arena, the start-up): small projects parse on this thread alone.
+        let total: usize = jobs.iter().map(|j| j.2).sum();
+        let threads = if total < PARALLEL_PARSE_BYTES {
+            1
+        } else {
+            parse_threads(jobs.len())
+        };
         let results: Vec<(usize, Checked)> = if threads <= 1 {
             jobs.iter()
                 .enumerate()
@@ -1626,10 +1636,15 @@ impl Builder<'_> {
         }
         let from = (lo - first) as usize * nb;
         let to = (hi - first + 1) as usize * nb;
-        let frames = resolved
-            .get(from..to)
-            .map(<[Pose]>::to_vec)
-            .unwrap_or_default();
+        // The kept range, cut out of `resolved` in place (no copy of the whole animation).
+        let frames = if from <= to && to <= resolved.len() {
+            let mut v = resolved;
+            v.truncate(to);
+            v.drain(..from);
+            v
+        } else {
+            Vec::new()
+        };
         let num_frames = frames
             .len()
             .checked_div(nb)

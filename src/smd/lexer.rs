@@ -319,7 +319,7 @@ pub fn parse_f32(s: &str) -> Option<f32> {
 /// `digits` decimal digits (wrapping: checked here). `None` when the fast path cannot decide
 /// (the caller then uses the standard parser).
 #[inline]
-fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f32> {
+pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f32> {
     // At most 18 digits cannot overflow the u64.
     if digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
         // `m` is an exact double; times the double nearest 10^-frac it is within 2 ulp of the

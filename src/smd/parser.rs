@@ -12,7 +12,7 @@
 use crate::diag::{Code, Diagnostic, FileId, Span};
 
 use super::ast::*;
-use super::lexer::{is_blank, lex_line, parse_f32, read_number, Tok, Token};
+use super::lexer::{self, is_blank, lex_line, parse_f32, read_number, Tok, Token};
 
 /// A weight sum further than this from 1 gets [`Code::SmdWeightSum`]. Exporters print six
 /// decimals, so ten links can be off by 5e-6 through rounding alone.
@@ -168,6 +168,10 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
 /// the first an `Int` that fits an `i32` (with its span), then `N` numbers (`Int` or `Float`)
 /// that [`parse_f32`] accepts. `None` for any other line (a word, a comment, a quote, another
 /// count, a value out of range), which the general path then reads.
+///
+/// Each token is read in the same pass that finds its end: `[-+]?digits[.digits]` up to a
+/// blank, as [`read_number`]'s first case reads it. A token with any other byte (an exponent,
+/// a letter) is handed to [`read_number`] whole.
 fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f32; N])> {
     let b = text.as_bytes();
     let mut i = 0usize;
@@ -182,24 +186,97 @@ fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f
             break;
         }
         let start = i;
-        while b.get(i).is_some_and(|&c| !is_blank(c)) {
+        let neg = b.get(i) == Some(&b'-');
+        if matches!(b.get(i), Some(b'-' | b'+')) {
             i += 1;
         }
-        let tok = text.get(start..i)?;
-        let (kind, value) = read_number(tok)?;
+        let mut m: u64 = 0;
+        let int_start = i;
+        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        let mut digits = i - int_start;
+        let mut frac = 0usize;
+        let point = b.get(i) == Some(&b'.');
+        if point {
+            i += 1;
+            let frac_start = i;
+            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                i += 1;
+            }
+            frac = i - frac_start;
+            digits += frac;
+        }
+        let plain = digits > 0 && b.get(i).is_none_or(|&c| is_blank(c));
+        let (kind, value) = if plain {
+            let kind = if point { Token::Float } else { Token::Int };
+            (kind, lexer::decimal(neg, m, digits, frac))
+        } else {
+            // Anything else: the whole token (up to the next blank), read the general way.
+            while b.get(i).is_some_and(|&c| !is_blank(c)) {
+                i += 1;
+            }
+            read_number(text.get(start..i)?)?
+        };
+        let tok = || text.get(start..i);
         if count == 0 {
             if kind != Token::Int {
                 return None;
             }
-            let v = tok.parse::<i32>().ok()?;
+            // Up to nine digits always fit an `i32`; `str::parse` decides the rest.
+            let v = if plain && digits <= 9 {
+                let v = m as i32;
+                if neg {
+                    -v
+                } else {
+                    v
+                }
+            } else {
+                tok()?.parse::<i32>().ok()?
+            };
             first = Some((v, Span::new(base + start as u32, base + i as u32)));
         } else {
-            *vals.get_mut(count - 1)? = value?;
+            let v = match value {
+                Some(v) => v,
+                None if plain => parse_f32(tok()?)?,
+                None => return None,
+            };
+            *vals.get_mut(count - 1)? = v;
         }
         count += 1;
     }
     let (v, span) = first?;
     (count == N + 1).then_some((v, span, vals))
+}
+
+/// The index of the first `\n` at or after `from`. SMD lines are short (about 60 bytes), too
+/// short for `memchr`'s set-up to pay off: this tests eight bytes at a time in a `u64`.
+fn find_newline(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = ONES * b'\n' as u64;
+    let rest = b.get(from..)?;
+    let mut chunks = rest.chunks_exact(8);
+    let mut at = from;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w) ^ NL;
+        // A zero byte of `x` (a `\n` of the text) sets its high bit here; the lowest set bit
+        // is exact (borrows only run towards higher bytes).
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == b'\n')
+        .map(|i| at + i)
 }
 
 /// One number of a line read by [`plain_line`]: byte range in the file, kind, value.
@@ -248,6 +325,8 @@ struct Parser<'a> {
     file: FileId,
     diags: Vec<Diagnostic>,
     toks: Vec<Tok>,
+    /// The comment at the end of the line in `toks`, if any.
+    comment: Option<Tok>,
     out: SmdFile,
     state: State,
     frame: FrameState,
@@ -276,6 +355,7 @@ impl<'a> Parser<'a> {
             file,
             diags: Vec::new(),
             toks: Vec::with_capacity(32),
+            comment: None,
             out: SmdFile::default(),
             state: State::Top,
             frame: FrameState::None,
@@ -521,11 +601,7 @@ impl<'a> Parser<'a> {
                 // The text ends with a line break: there is no further line.
                 break;
             }
-            let end = self
-                .src
-                .get(pos..)
-                .and_then(|r| r.find('\n'))
-                .map_or(len, |i| pos + i);
+            let end = find_newline(self.src.as_bytes(), pos).unwrap_or(len);
             // The line without its `\r` (spans of a CRLF line stop before the CR).
             let mut line_end = end;
             if line_end > pos && self.src.as_bytes().get(line_end - 1) == Some(&b'\r') {
@@ -567,7 +643,7 @@ impl<'a> Parser<'a> {
                 if self.toks.is_empty() {
                     return;
                 }
-                let _ = comment;
+                self.comment = comment;
                 self.saw_content = true;
                 match state {
                     State::Top => self.top_line(line),
@@ -1326,16 +1402,12 @@ impl<'a> Parser<'a> {
 
     fn time_line(&mut self, line: Span, vta: bool) {
         // `time N`, optionally followed by a comment (already dropped by the lexer).
-        let comment = {
-            let text = self.text(line.start, line.end);
-            let mut toks = Vec::new();
-            lex_line(text, line.start, &mut toks).map(|c| {
-                self.text(c.start, c.end)
-                    .trim_start_matches(['#', ';', '/'])
-                    .trim()
-                    .to_string()
-            })
-        };
+        let comment = self.comment.map(|c| {
+            self.text(c.start, c.end)
+                .trim_start_matches(['#', ';', '/'])
+                .trim()
+                .to_string()
+        });
         if self.toks.len() != 2 {
             let found = self.toks.len() - 1;
             self.value_count(
@@ -1375,11 +1447,16 @@ impl<'a> Parser<'a> {
                 });
             }
         } else if let Some(s) = self.out.skeleton.as_mut() {
+            // A frame usually lists as many bones as the one before it (or as `nodes`).
+            let expected = s.frames.last().map_or_else(
+                || self.out.nodes.as_ref().map_or(0, |n| n.nodes.len()),
+                |f| f.bones.len(),
+            );
             s.frames.push(FrameBlock {
                 time,
                 time_span,
                 comment,
-                bones: Vec::new(),
+                bones: Vec::with_capacity(expected),
             });
         }
     }
@@ -1817,6 +1894,36 @@ enum RepeatKind {
 pub use crate::suggest::{edit_distance, suggest};
 
 #[cfg(test)]
+mod newline_tests {
+    use super::find_newline;
+
+    #[test]
+    fn find_newline_is_the_first_line_feed() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 40) as usize;
+            // Bytes around `\n` (0x0A), including 0x0B and 0x8A, and high bytes.
+            let text: Vec<u8> = (0..len)
+                .map(|k| {
+                    [b'\n', 0x0B, 0x09, 0x8A, b'1', 0xFF, b' ', 0x00]
+                        [(state >> (k % 21 * 3)) as usize % 8]
+                })
+                .collect();
+            for from in 0..=len + 1 {
+                let want = text
+                    .get(from..)
+                    .and_then(|r| r.iter().position(|&c| c == b'\n'))
+                    .map(|i| from + i);
+                assert_eq!(find_newline(&text, from), want, "{text:?} from {from}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -1847,6 +1954,114 @@ mod tests {
             {
                 out.push(p);
             }
+        }
+    }
+
+    /// The line reader of [`plain_numbers`] as first written (split, then `read_number`).
+    /// A line of exactly `1 + N` plain numbers, split and read as the lexer and the parser would:
+    /// the first an `Int` that fits an `i32` (with its span), then `N` numbers (`Int` or `Float`)
+    /// that [`parse_f32`] accepts. `None` for any other line (a word, a comment, a quote, another
+    /// count, a value out of range), which the general path then reads.
+    fn plain_numbers_reference<const N: usize>(
+        text: &str,
+        base: u32,
+    ) -> Option<(i32, Span, [f32; N])> {
+        let b = text.as_bytes();
+        let mut i = 0usize;
+        let mut first = None;
+        let mut vals = [0f32; N];
+        let mut count = 0usize;
+        loop {
+            while b.get(i).is_some_and(|&c| is_blank(c)) {
+                i += 1;
+            }
+            if i >= b.len() {
+                break;
+            }
+            let start = i;
+            while b.get(i).is_some_and(|&c| !is_blank(c)) {
+                i += 1;
+            }
+            let tok = text.get(start..i)?;
+            let (kind, value) = read_number(tok)?;
+            if count == 0 {
+                if kind != Token::Int {
+                    return None;
+                }
+                let v = tok.parse::<i32>().ok()?;
+                first = Some((v, Span::new(base + start as u32, base + i as u32)));
+            } else {
+                *vals.get_mut(count - 1)? = value?;
+            }
+            count += 1;
+        }
+        let (v, span) = first?;
+        (count == N + 1).then_some((v, span, vals))
+    }
+
+    #[test]
+    fn plain_numbers_reads_as_the_reference() {
+        const BYTES: &[u8] = b"0123456789-+.eE \t x#\"";
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let mut lines: Vec<String> = [
+            "0 1 2 3 4 5 6",
+            " 12 -0.5 +.5 1. 2e3 3 4",
+            "-0 1 2 3 4 5 6",
+            "+7 1 2 3 4 5 6",
+            "999999999 1 2 3 4 5 6",
+            "1000000000 1 2 3 4 5 6",
+            "2147483647 1 2 3 4 5 6",
+            "2147483648 1 2 3 4 5 6",
+            "-2147483648 1 2 3 4 5 6",
+            "0000000000012 1 2 3 4 5 6",
+            "1 1 2 3 4 5 1e99",
+            "1 1 2 3 4 5 99999999999999999999999999999999999999999",
+            "1 1 2 3 4 5 1.000000059604644775390625",
+            "1 . 2 3 4 5 6",
+            "1 - 2 3 4 5 6",
+            "1.5 1 2 3 4 5 6",
+            "1 1 2 3 4 5 6 7",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..200_000 {
+            let toks = 6 + next(3) as usize;
+            let mut l = String::new();
+            for t in 0..toks {
+                if t > 0 {
+                    l.push(if next(5) == 0 { '\t' } else { ' ' });
+                }
+                if next(6) == 0 {
+                    let len = 1 + next(8) as usize;
+                    for _ in 0..len {
+                        l.push(char::from(BYTES[next(BYTES.len() as u64) as usize]));
+                    }
+                } else {
+                    if next(2) == 0 {
+                        l.push('-');
+                    }
+                    l.push_str(&next(100_000).to_string());
+                    if t > 0 && next(4) != 0 {
+                        l.push('.');
+                        l.push_str(&format!("{:06}", next(1_000_000)));
+                    }
+                }
+            }
+            lines.push(l);
+        }
+        for l in &lines {
+            let got = plain_numbers::<6>(l, 7).map(|(v, s, a)| (v, s, a.map(f32::to_bits)));
+            let want =
+                plain_numbers_reference::<6>(l, 7).map(|(v, s, a)| (v, s, a.map(f32::to_bits)));
+            assert_eq!(got, want, "{l:?}");
         }
     }
 

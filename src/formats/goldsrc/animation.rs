@@ -160,27 +160,35 @@ pub fn build_animation(
     }
 
     // --- scales (§8.7) ----------------------------------------------------------------------
-    for (j, bone) in bones.iter_mut().enumerate() {
-        for k in 0..6 {
-            let (mut minv, mut maxv) = if k < 3 {
-                (-128.0f32, 128.0f32)
-            } else {
-                ((-PI / 8.0) as f32, (PI / 8.0) as f32)
-            };
-            let def = bone.value[k];
-            for p in &prepared {
-                for fr in &p.blends {
-                    for f in 0..fr.frames {
-                        let v = channel_delta(fr, f, j, k, def);
-                        if v < minv {
-                            minv = v;
+    // Each channel's range over every frame of every blend of every sequence, in one pass over
+    // the frames (each channel still sees its values in the same order).
+    let start = |k: usize| {
+        if k < 3 {
+            (-128.0f32, 128.0f32)
+        } else {
+            ((-PI / 8.0) as f32, (PI / 8.0) as f32)
+        }
+    };
+    let mut ranges: Vec<[(f32, f32); 6]> = vec![std::array::from_fn(start); nb];
+    for p in &prepared {
+        for fr in &p.blends {
+            for f in 0..fr.frames {
+                for (j, (bone, range)) in bones.iter().zip(ranges.iter_mut()).enumerate() {
+                    for (k, (minv, maxv)) in range.iter_mut().enumerate() {
+                        let v = channel_delta(fr, f, j, k, bone.value[k]);
+                        if v < *minv {
+                            *minv = v;
                         }
-                        if v > maxv {
-                            maxv = v;
+                        if v > *maxv {
+                            *maxv = v;
                         }
                     }
                 }
             }
+        }
+    }
+    for (bone, range) in bones.iter_mut().zip(&ranges) {
+        for (k, &(minv, maxv)) in range.iter().enumerate() {
             bone.scale[k] = if minv < maxv {
                 if -minv > maxv {
                     (f64::from(minv) / -32768.0) as f32
@@ -196,6 +204,7 @@ pub fn build_animation(
     // --- sequence boxes, streams (§8.9, §8.7) -----------------------------------------------
     let verts = boxes::vertices(geometry);
     let bone_verts = boxes::BoneVerts::new(&verts);
+    let mut values: Vec<i16> = Vec::new();
     for p in &mut prepared {
         let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &bone_verts);
         p.desc.bbmin = lo;
@@ -209,12 +218,11 @@ pub fn build_animation(
                 let mut channels: [Option<Vec<u16>>; 6] = Default::default();
                 for (k, ch) in channels.iter_mut().enumerate() {
                     let scale = bone.scale[k];
-                    let values: Vec<i16> = (0..fr.frames)
-                        .map(|f| {
-                            let v = channel_delta(fr, f, j, k, bone.value[k]);
-                            ((v / scale) as i32) as i16
-                        })
-                        .collect();
+                    values.clear();
+                    values.extend((0..fr.frames).map(|f| {
+                        let v = channel_delta(fr, f, j, k, bone.value[k]);
+                        ((v / scale) as i32) as i16
+                    }));
                     *ch = rle::encode(&values);
                     words_total += ch.as_ref().map_or(0, Vec::len);
                 }
