@@ -354,6 +354,28 @@ pub struct DefineBone {
 /// A motion axis or extraction flag (`X`, `YR`, `LX`, `LXR`, `AX`, `LM`, `LQ`, …), upper case.
 pub type MotionFlag = Spanned<String>;
 
+/// The `STUDIO_*` bit of a motion word (`X` … `ZR`, `LX` … `LZR`, `LM` linear, `LQ` quadratic;
+/// any case), shared by both engines' formats (`goldsrc.md` §4.4, `source-animation.md` §3.3).
+pub fn motion_bit(word: &str) -> Option<i32> {
+    Some(match word.to_ascii_uppercase().as_str() {
+        "X" => 0x1,
+        "Y" => 0x2,
+        "Z" => 0x4,
+        "XR" => 0x8,
+        "YR" => 0x10,
+        "ZR" => 0x20,
+        "LX" => 0x40,
+        "LY" => 0x80,
+        "LZ" => 0x100,
+        "LXR" => 0x200,
+        "LYR" => 0x400,
+        "LZR" => 0x800,
+        "LM" => 0x1000,
+        "LQ" => 0x2000,
+        _ => return None,
+    })
+}
+
 /// `$controller index|mouth bone type start end`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Controller {

@@ -84,15 +84,7 @@ fn cut(s: &str, n: usize) -> String {
 /// The motion type bit of a controller axis (`goldsrc.md` §4.4, §5), or `None` for a type
 /// Valve's writer rejects.
 fn controller_type(axis: &str) -> Option<i32> {
-    Some(match axis.to_ascii_uppercase().as_str() {
-        "X" => 0x1,
-        "Y" => 0x2,
-        "Z" => 0x4,
-        "XR" => 0x8,
-        "YR" => 0x10,
-        "ZR" => 0x20,
-        _ => return None,
-    })
+    crate::project::spec::motion_bit(axis).filter(|&b| b <= 0x20)
 }
 
 /// Compiles the model for GoldSrc. Returns `None` when an error was reported here or by a stage

@@ -6,6 +6,7 @@
 use crate::diag::FileSpan;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::model::{Anim, Model, Seq};
+use crate::project::spec::motion_bit;
 
 use super::animcodec::{self, AnimInput, BoneBase, Encoded, LocalPose};
 use super::math::{self, Aabb, M34};
@@ -259,26 +260,6 @@ fn convert(a: &Anim, cx: &Context) -> Vec<LocalPose> {
         }
     }
     out
-}
-
-fn motion_bit(word: &str) -> Option<i32> {
-    Some(match word.to_ascii_uppercase().as_str() {
-        "X" => 0x1,
-        "Y" => 0x2,
-        "Z" => 0x4,
-        "XR" => 0x8,
-        "YR" => 0x10,
-        "ZR" => 0x20,
-        "LX" => 0x40,
-        "LY" => 0x80,
-        "LZ" => 0x100,
-        "LXR" => 0x200,
-        "LYR" => 0x400,
-        "LZR" => 0x800,
-        "LM" => 0x1000,
-        "LQ" => 0x2000,
-        _ => return None,
-    })
 }
 
 /// Per-bone weights of a `$weightlist` (§6.6): listed bones take their weight, other roots 0,
@@ -1283,23 +1264,9 @@ mod quat {
         }
     }
 
-    /// `q` or `-q`, whichever is closer to `p`.
-    fn align(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
-        let (mut a, mut b) = (0.0, 0.0);
-        for k in 0..4 {
-            a += (p[k] - q[k]) * (p[k] - q[k]);
-            b += (p[k] + q[k]) * (p[k] + q[k]);
-        }
-        if a > b {
-            [-q[0], -q[1], -q[2], -q[3]]
-        } else {
-            q
-        }
-    }
-
     /// Hamilton product `p ⊗ q` after aligning `q` to `p`.
     pub fn mult(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
-        let q = align(p, q);
+        let q = math::quat_align(p, q);
         [
             p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0],
             -p[0] * q[2] + p[1] * q[3] + p[2] * q[0] + p[3] * q[1],

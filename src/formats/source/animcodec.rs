@@ -12,7 +12,7 @@
 
 #![allow(clippy::needless_range_loop)] // per-axis code reads best with indices
 
-use super::math::euler_quat;
+use super::math::{euler_quat, quat_align as align};
 
 /// Record flag `STUDIO_ANIM_RAWPOS`: one Vector48 (§4.1).
 pub const ANIM_RAWPOS: u8 = 0x01;
@@ -817,20 +817,6 @@ fn extract_axes(
         v2[a] = f32::from(y) * scale[a];
     }
     Ok((v1, v2))
-}
-
-/// `align(p, q)` of §1.3: `q` or `−q`, whichever is closer to `p`.
-fn align(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
-    let (mut a, mut b) = (0.0f32, 0.0f32);
-    for i in 0..4 {
-        a += (p[i] - q[i]) * (p[i] - q[i]);
-        b += (p[i] + q[i]) * (p[i] + q[i]);
-    }
-    if a > b {
-        [-q[0], -q[1], -q[2], -q[3]]
-    } else {
-        q
-    }
 }
 
 /// `blend(p, q, t)` of §1.3: align, component-wise lerp, normalise (nlerp).

@@ -102,6 +102,20 @@ pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
     ]
 }
 
+/// `align(p, q)` of `source-animation.md` §1.3: `q` or `−q`, whichever is closer to `p`.
+pub fn quat_align(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
+    let (mut a, mut b) = (0.0f32, 0.0f32);
+    for (x, y) in p.iter().zip(&q) {
+        a += (x - y) * (x - y);
+        b += (x + y) * (x + y);
+    }
+    if a > b {
+        q.map(|c| -c)
+    } else {
+        q
+    }
+}
+
 /// The +90° turn about Z studiomdl applies by default: (x, y, z) → (−y, x, z).
 pub fn rot_z90(p: [f32; 3]) -> [f32; 3] {
     [-p[1], p[0], p[2]]
