@@ -325,7 +325,12 @@ fn skip_reason(built: &Built, ai: usize, a: Option<&Anim>) -> Option<String> {
     if rec.flags & DELTA != 0 {
         return Some("delta animation".into());
     }
-    if !a.motion.is_empty() {
+    // linear motion extraction is checked by adding the movement back (`add_movement`); other
+    // motion words change the poses in ways only the compiler's own code would reproduce
+    if a.motion
+        .iter()
+        .any(|m| !["LX", "LY", "LZ"].contains(&m.value.to_ascii_uppercase().as_str()))
+    {
         let m: Vec<&str> = a.motion.iter().map(|m| m.value.as_str()).collect();
         return Some(format!("motion {}", m.join(" ")));
     }
@@ -604,7 +609,7 @@ fn round_trip(built: &Built) -> RoundTrip {
         rt.anims_checked += 1;
         for f in 0..frames {
             let decoded = match pose::decode_anim(&mdl.bytes, mdl, ai, f as f32) {
-                Ok(d) => d,
+                Ok(d) => add_movement(mdl, ai, f, d),
                 Err(e) => {
                     rt.failures.push(format!(
                         "{label}: animation `{}` frame {f}: decode failed: {e}",
@@ -623,6 +628,45 @@ fn round_trip(built: &Built) -> RoundTrip {
         }
     }
     rt
+}
+
+/// Puts back what linear motion extraction took out of the roots: the displacement the engine
+/// computes from the animation's movement pieces at frame `f` (`source-animation.md` §3.3,
+/// `Studio_AnimPosition`: piece `i` from the previous end frame `p`, `t = (f − p)/(end − p)`,
+/// `position[i−1] + vector·(v0·t + ½(v1 − v0)·t²)`), added to every root's position. (Pieces
+/// with a yaw are not handled: such animations are skipped.)
+fn add_movement(mdl: &read::Mdl, ai: usize, f: usize, mut d: Vec<DecodedPose>) -> Vec<DecodedPose> {
+    let moves = &mdl.animations[ai].movements;
+    let mut start = 0.0f64;
+    let mut before = [0.0f64; 3];
+    let mut disp = None;
+    for m in moves {
+        let end = f64::from(m.endframe);
+        if (f as f64) <= end {
+            let t = if end > start {
+                (f as f64 - start) / (end - start)
+            } else {
+                0.0
+            };
+            let (v0, v1) = (f64::from(m.v0), f64::from(m.v1));
+            let k = v0 * t + 0.5 * (v1 - v0) * t * t;
+            disp = Some([0, 1, 2].map(|c| before[c] + f64::from(m.vector[c]) * k));
+            break;
+        }
+        start = end;
+        before = m.position.map(f64::from);
+    }
+    let Some(disp) = disp.or(if moves.is_empty() { None } else { Some(before) }) else {
+        return d;
+    };
+    for (b, p) in d.iter_mut().enumerate() {
+        if mdl.bones[b].rec.parent < 0 {
+            for c in 0..3 {
+                p.pos[c] = (f64::from(p.pos[c]) + disp[c]) as f32;
+            }
+        }
+    }
+    d
 }
 
 #[allow(clippy::too_many_arguments)]
