@@ -10,7 +10,7 @@
 //!    for the 35 QCs it compiles, on this kind of machine); printed for those 35 (the QCs with a
 //!    model under `expected/`) and for all 42;
 //! 3. **CLI, one process for all 42**: `mdlc build q1.qc … q42.qc -o <tmp>` (projects built in
-//!    parallel);
+//!    parallel), and the same for Valve's 35;
 //! 4. **the largest model alone** (most SMD bytes read): its CLI wall time and peak memory (max
 //!    RSS of the `mdlc` process, from `/usr/bin/time` when it is installed) and the peak memory
 //!    of compiling it in a fresh process in-process — to compare with Valve's 0.50 s and 43 MB.
@@ -199,6 +199,7 @@ fn main() {
     let cli_runs = 5;
     let (mut best_valve, mut best_all, mut best_once) =
         (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+    let mut best_once_valve = f64::INFINITY;
     let mut best_largest = f64::INFINITY;
     for _ in 0..cli_runs {
         let (mut valve_sum, mut all_sum) = (0.0, 0.0);
@@ -223,6 +224,14 @@ fn main() {
             .map(|q| q.as_os_str())
             .collect();
         best_once = best_once.min(run_cli(&mdlc, &root, &names, &out));
+        let valve_names: Vec<&std::ffi::OsStr> = files
+            .iter()
+            .zip(&valve)
+            .filter(|(_, &v)| v)
+            .filter_map(|(q, _)| q.strip_prefix(&root).ok())
+            .map(|q| q.as_os_str())
+            .collect();
+        best_once_valve = best_once_valve.min(run_cli(&mdlc, &root, &valve_names, &out));
     }
     let nvalve = valve.iter().filter(|&&v| v).count();
     println!(
@@ -231,9 +240,9 @@ fn main() {
         files.len()
     );
     println!(
-        "CLI, one process for all {} QCs: {best_once:.3} s ({:.1}x Valve's 0.95 s for 35)",
+        "CLI, one process for all {} QCs: {best_once:.3} s; for the {nvalve} Valve compiles: {best_once_valve:.3} s ({:.1}x Valve's 0.95 s)",
         files.len(),
-        0.95 / best_once
+        0.95 / best_once_valve
     );
     let cli_kb = cli_peak_kb(&mdlc, &largest.1, &out);
     let fresh_kb = Command::new(std::env::current_exe().unwrap_or_default())

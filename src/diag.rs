@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::{self, Files};
@@ -602,13 +603,32 @@ impl Diagnostic {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
-    line_starts: Vec<u32>,
+    /// Byte offsets of the line starts, found on the first line/column lookup: a clean build
+    /// renders no diagnostic, so most files never need them.
+    line_starts: OnceLock<Vec<u32>>,
 }
 
 impl SourceFile {
+    fn new(name: String, text: String) -> Self {
+        Self {
+            name,
+            text,
+            line_starts: OnceLock::new(),
+        }
+    }
+
+    /// Byte offsets where the lines start: 0, then one past every `\n`.
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0u32];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+            starts
+        })
+    }
+
     /// 0-based line index of a byte offset.
     pub fn line_index(&self, offset: u32) -> usize {
-        match self.line_starts.binary_search(&offset) {
+        match self.line_starts().binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i.saturating_sub(1),
         }
@@ -618,7 +638,7 @@ impl SourceFile {
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = offset.min(self.text.len() as u32);
         let line = self.line_index(offset);
-        let start = self.line_starts.get(line).copied().unwrap_or(0) as usize;
+        let start = self.line_starts().get(line).copied().unwrap_or(0) as usize;
         let mut end = offset as usize;
         while !self.text.is_char_boundary(end) {
             end -= 1;
@@ -652,14 +672,8 @@ impl Sources {
             }
             text.truncate(cut);
         }
-        let mut line_starts = vec![0u32];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i as u32 + 1));
         let id = FileId(self.files.len() as u32);
-        self.files.push(SourceFile {
-            name: name.into(),
-            text,
-            line_starts,
-        });
+        self.files.push(SourceFile::new(name.into(), text));
         id
     }
 
@@ -709,15 +723,14 @@ impl<'a> Files<'a> for Sources {
 
     fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
         let f = self.file(id)?;
-        let start = *f
-            .line_starts
+        let line_starts = f.line_starts();
+        let start = *line_starts
             .get(line_index)
             .ok_or(files::Error::LineTooLarge {
                 given: line_index,
-                max: f.line_starts.len().saturating_sub(1),
+                max: line_starts.len().saturating_sub(1),
             })? as usize;
-        let end = f
-            .line_starts
+        let end = line_starts
             .get(line_index + 1)
             .map_or(f.text.len(), |&e| e as usize);
         Ok(start..end)

@@ -207,6 +207,8 @@ pub fn build_animation(
     let mut values: Vec<i16> = Vec::new();
     for p in &mut prepared {
         let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &bone_verts);
+        #[cfg(test)]
+        boxes::tests::check(&p.blends, &parents, &verts, (lo, hi), &p.desc.label);
         p.desc.bbmin = lo;
         p.desc.bbmax = hi;
         let nblends = p.blends.len();

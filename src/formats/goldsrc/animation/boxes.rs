@@ -5,7 +5,7 @@ use crate::formats::goldsrc::model::GsHitbox;
 use crate::ir::model::Model;
 
 use super::frames::Frames;
-use super::math::{angle_matrix, concat, to_degrees, transform, Matrix};
+use super::math::{angle_sin_cos, concat, sin_cos_matrix, to_degrees, transform, Matrix};
 
 /// Every vertex of every model (body part order): its bone and bone-local position.
 pub fn vertices(geometry: &Geometry) -> Vec<(usize, [f32; 3])> {
@@ -107,6 +107,19 @@ pub struct BoneVerts {
     ordered: Vec<(usize, [f32; 3])>,
 }
 
+/// One bone's distinct positions.
+#[derive(Clone, Debug, Default)]
+struct BoneGroup {
+    bone: usize,
+    /// The x, y and z columns, padded to a multiple of [`LANES`] with copies of the first
+    /// position (a copy changes no minimum or maximum).
+    xs: Vec<f32>,
+    ys: Vec<f32>,
+    zs: Vec<f32>,
+    /// The smallest and largest coordinate on each axis, when every coordinate is finite.
+    bounds: Option<([f32; 3], [f32; 3])>,
+}
+
 impl BoneVerts {
     pub fn new(verts: &[(usize, [f32; 3])]) -> BoneVerts {
         let mut seen = crate::formats::goldsrc::hash::FastSet::default();
@@ -116,42 +129,60 @@ impl BoneVerts {
                 ordered.push((b, v));
             }
         }
-        type Columns = (Vec<f32>, Vec<f32>, Vec<f32>);
-        let mut by_bone: std::collections::BTreeMap<usize, Columns> =
+        let mut by_bone: std::collections::BTreeMap<usize, BoneGroup> =
             std::collections::BTreeMap::new();
         for &(b, v) in &ordered {
             let g = by_bone.entry(b).or_default();
-            g.0.push(v[0]);
-            g.1.push(v[1]);
-            g.2.push(v[2]);
+            g.xs.push(v[0]);
+            g.ys.push(v[1]);
+            g.zs.push(v[2]);
         }
-        BoneVerts {
-            groups: by_bone
-                .into_iter()
-                .map(|(b, (x, y, z))| (b, x, y, z))
-                .collect(),
-            ordered,
-        }
+        let groups = by_bone
+            .into_iter()
+            .map(|(bone, mut g)| {
+                g.bone = bone;
+                g.bounds = bounds(&[&g.xs, &g.ys, &g.zs]);
+                for c in [&mut g.xs, &mut g.ys, &mut g.zs] {
+                    let first = c.first().copied().unwrap_or(0.0);
+                    c.resize(c.len().next_multiple_of(LANES), first);
+                }
+                g
+            })
+            .collect();
+        BoneVerts { groups, ordered }
     }
 }
 
-/// One bone's distinct positions: the bone and the x, y and z columns.
-type BoneGroup = (usize, Vec<f32>, Vec<f32>, Vec<f32>);
+/// Per axis the smallest and largest value of the columns, or `None` if one is not finite.
+fn bounds(columns: &[&Vec<f32>; 3]) -> Option<([f32; 3], [f32; 3])> {
+    let mut lo = [0.0f32; 3];
+    let mut hi = [0.0f32; 3];
+    for (a, c) in columns.iter().enumerate() {
+        if !c.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        lo[a] = c.iter().copied().fold(f32::INFINITY, f32::min);
+        hi[a] = c.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    }
+    Some((lo, hi))
+}
 
 /// Lanes of the min/max reductions of [`sequence_box`].
 const LANES: usize = 8;
 
-/// Min and max of row `r` of a bone matrix applied to the positions `(xs, ys, zs)`, each value
-/// computed as `VectorTransform` does (`x·r0 + y·r1 + z·r2 + r3` in float). `<`/`>` as in C:
-/// NaNs never win; among equal values (±0) the winner is unspecified (see the caller).
+/// Min and max of row `r` of a bone matrix applied to the positions `(xs, ys, zs)` (whose
+/// length is a multiple of [`LANES`]), each value computed as `VectorTransform` does
+/// (`x·r0 + y·r1 + z·r2 + r3` in float). `<`/`>` as in C: NaNs never win; among equal values
+/// (±0) the winner is unspecified (see the caller).
 fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
     let mut lo = [f32::INFINITY; LANES];
     let mut hi = [f32::NEG_INFINITY; LANES];
     let (r0, r1, r2, r3) = (r[0], r[1], r[2], r[3]);
-    let mut cx = xs.chunks_exact(LANES);
-    let mut cy = ys.chunks_exact(LANES);
-    let mut cz = zs.chunks_exact(LANES);
-    for ((x, y), z) in (&mut cx).zip(&mut cy).zip(&mut cz) {
+    for ((x, y), z) in xs
+        .chunks_exact(LANES)
+        .zip(ys.chunks_exact(LANES))
+        .zip(zs.chunks_exact(LANES))
+    {
         for l in 0..LANES {
             let p = x[l] * r0 + y[l] * r1 + z[l] * r2 + r3;
             // `min`/`max` ignore a NaN, as `<`/`>` do; only the sign of a zero may differ.
@@ -161,20 +192,6 @@ fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
     }
     let mut l = f32::INFINITY;
     let mut h = f32::NEG_INFINITY;
-    for ((x, y), z) in cx
-        .remainder()
-        .iter()
-        .zip(cy.remainder())
-        .zip(cz.remainder())
-    {
-        let p = x * r0 + y * r1 + z * r2 + r3;
-        if p < l {
-            l = p;
-        }
-        if p > h {
-            h = p;
-        }
-    }
     for k in 0..LANES {
         if lo[k] < l {
             l = lo[k];
@@ -186,42 +203,114 @@ fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
     (l, h)
 }
 
+/// Whether every value row `r` gives a position inside `bounds` lies strictly between `lo` and
+/// `hi` however the float sums round: then no vertex of the group can move the box. Interval
+/// arithmetic over the box of positions, widened by far more than the rounding of
+/// `x·r0 + y·r1 + z·r2 + r3` can reach (a few units in the last place of the sum of the
+/// magnitudes); any NaN or infinity answers `false`.
+fn strictly_inside(bounds: &([f32; 3], [f32; 3]), r: &[f32; 4], lo: f32, hi: f32) -> bool {
+    let (mn, mx) = bounds;
+    let mut low = r[3];
+    let mut high = r[3];
+    let mut magnitude = r[3].abs();
+    for i in 0..3 {
+        let a = r[i] * mn[i];
+        let b = r[i] * mx[i];
+        low += a.min(b);
+        high += a.max(b);
+        magnitude += a.abs().max(b.abs());
+    }
+    let margin = magnitude * 1e-5 + 1e-30;
+    low - margin > lo && high + margin < hi
+}
+
 /// The bounding box of a sequence: every vertex under every frame of every blend (initialised
 /// to ±9999), exactly as the vertex-by-vertex loop of Valve's tool (`if (p < lo) lo = p`)
 /// computes it. Vertices are visited per bone, in any order: the min and max values do not
 /// depend on it; only a ±0 result does (the loop keeps the first zero it meets), and there the
 /// frame's vertices are visited again in their original order to find that first zero.
+///
+/// Work that cannot change the box is skipped: a bone whose world matrix is bit for bit the one
+/// of the previous frame gives the same values, already folded into the box; a bone whose
+/// vertices all land strictly inside the box (by interval arithmetic) cannot move it. A skipped
+/// bone's values are all above the minimum and below the maximum of the box as the frame
+/// starts, so they are never the frame's new extreme, nor a zero the ±0 rule looks for.
 pub fn sequence_box(blends: &[Frames], parents: &[i32], verts: &BoneVerts) -> ([f32; 3], [f32; 3]) {
     let mut lo = [9999.0f32; 3];
     let mut hi = [-9999.0f32; 3];
     let nb = parents.len();
+    let parent_of: Vec<Option<usize>> = (0..nb)
+        .map(|j| {
+            parents
+                .get(j)
+                .and_then(|&p| usize::try_from(p).ok())
+                .filter(|&p| p < j)
+        })
+        .collect();
+    // The bones whose world matrix a vertex depends on: those with vertices and their
+    // ancestors. The others' matrices are never computed.
+    let mut needed = vec![false; nb];
+    for g in &verts.groups {
+        if let Some(n) = needed.get_mut(g.bone) {
+            *n = true;
+        }
+    }
+    for j in (0..nb).rev() {
+        if needed.get(j) == Some(&true) {
+            if let Some(n) = parent_of
+                .get(j)
+                .copied()
+                .flatten()
+                .and_then(|p| needed.get_mut(p))
+            {
+                *n = true;
+            }
+        }
+    }
     let mut world: Vec<Matrix> = vec![[[0.0; 4]; 3]; nb];
-    // Per bone, the last rotation and its matrix: bones often keep their rotation from frame
-    // to frame, and the same angles give the same matrix.
-    let mut rotations: Vec<Option<([u32; 3], Matrix)>> = vec![None; nb];
+    // Per bone: the rotation and position (bits) of its current local matrix, the sine and
+    // cosine of each of those angles, and whether its world matrix changed this frame. The
+    // same bits give the same values, so unchanged inputs are not computed again.
+    let mut rot_bits = vec![[0u32; 3]; nb];
+    let mut pos_bits = vec![[0u32; 3]; nb];
+    let mut sin_cos = vec![[(0.0f32, 0.0f32); 3]; nb];
+    let mut changed = vec![true; nb];
+    let mut first = true;
     for fr in blends {
         for f in 0..fr.frames {
             for j in 0..nb {
-                let rot = fr.rot(f, j);
-                let key = rot.map(f32::to_bits);
-                let mut m = match rotations.get(j).copied().flatten() {
-                    Some((k, m)) if k == key => m,
-                    _ => {
-                        let m = angle_matrix(rot.map(to_degrees));
-                        if let Some(slot) = rotations.get_mut(j) {
-                            *slot = Some((key, m));
-                        }
-                        m
-                    }
+                let parent = parent_of.get(j).copied().flatten();
+                let parent_changed = parent.is_some_and(|p| changed.get(p) != Some(&false));
+                let (Some(&true), Some(rb), Some(pb), Some(sc), Some(c)) = (
+                    needed.get(j),
+                    rot_bits.get_mut(j),
+                    pos_bits.get_mut(j),
+                    sin_cos.get_mut(j),
+                    changed.get_mut(j),
+                ) else {
+                    continue;
                 };
-                let p = fr.pos(f, j);
-                m[0][3] = p[0];
-                m[1][3] = p[1];
-                m[2][3] = p[2];
-                let parent = parents
-                    .get(j)
-                    .and_then(|&p| usize::try_from(p).ok())
-                    .filter(|&p| p < j);
+                let rot = fr.rot(f, j);
+                let pos = fr.pos(f, j);
+                let rk = rot.map(f32::to_bits);
+                let pk = pos.map(f32::to_bits);
+                let unchanged = !first && rk == *rb && pk == *pb && !parent_changed;
+                if unchanged {
+                    *c = false;
+                    continue;
+                }
+                for k in 0..3 {
+                    if first || rk[k] != rb[k] {
+                        sc[k] = angle_sin_cos(to_degrees(rot[k]));
+                    }
+                }
+                *rb = rk;
+                *pb = pk;
+                *c = true;
+                let mut m = sin_cos_matrix(*sc);
+                m[0][3] = pos[0];
+                m[1][3] = pos[1];
+                m[2][3] = pos[2];
                 let w = match parent.and_then(|p| world.get(p)) {
                     Some(pm) => concat(pm, &m),
                     None => m,
@@ -230,13 +319,23 @@ pub fn sequence_box(blends: &[Frames], parents: &[i32], verts: &BoneVerts) -> ([
                     *slot = w;
                 }
             }
+            first = false;
             // This frame's min and max per axis.
             let mut flo = [f32::INFINITY; 3];
             let mut fhi = [f32::NEG_INFINITY; 3];
-            for (b, xs, ys, zs) in &verts.groups {
-                let Some(m) = world.get(*b) else { continue };
+            for g in &verts.groups {
+                if changed.get(g.bone) != Some(&true) {
+                    continue;
+                }
+                let Some(m) = world.get(g.bone) else { continue };
                 for a in 0..3 {
-                    let (l, h) = row_min_max(xs, ys, zs, &m[a]);
+                    if g.bounds
+                        .as_ref()
+                        .is_some_and(|b| strictly_inside(b, &m[a], lo[a], hi[a]))
+                    {
+                        continue;
+                    }
+                    let (l, h) = row_min_max(&g.xs, &g.ys, &g.zs, &m[a]);
                     if l < flo[a] {
                         flo[a] = l;
                     }
@@ -281,8 +380,166 @@ fn first_zero(verts: &BoneVerts, world: &[Matrix], a: usize) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
+    use super::super::math::angle_matrix;
     use super::*;
+
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// Sequence boxes checked by [`check`] on this thread, and the labels of the differing.
+        static CHECKED: RefCell<(usize, Vec<String>)> = const { RefCell::new((0, Vec::new())) };
+    }
+
+    /// Called by `build_animation` (in tests) for every sequence: compares the box
+    /// [`sequence_box`] gave with [`previous`] and [`reference`], bit for bit.
+    pub(in crate::formats::goldsrc::animation) fn check(
+        blends: &[Frames],
+        parents: &[i32],
+        verts: &[(usize, [f32; 3])],
+        got: ([f32; 3], [f32; 3]),
+        label: &str,
+    ) {
+        let bits = |b: ([f32; 3], [f32; 3])| (b.0.map(f32::to_bits), b.1.map(f32::to_bits));
+        let before = previous(blends, parents, &BoneVerts::new(verts));
+        let want = reference(blends, parents, verts);
+        CHECKED.with(|c| {
+            let mut c = c.borrow_mut();
+            c.0 += 1;
+            if bits(got) != bits(want) || bits(before) != bits(want) {
+                c.1.push(format!(
+                    "{label}: {got:?}, previous {before:?}, loop {want:?}"
+                ));
+            }
+        });
+    }
+
+    /// [`row_min_max`] before the padding: a scalar loop for the last `len % LANES` positions.
+    fn previous_row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
+        let mut lo = [f32::INFINITY; LANES];
+        let mut hi = [f32::NEG_INFINITY; LANES];
+        let (r0, r1, r2, r3) = (r[0], r[1], r[2], r[3]);
+        let mut cx = xs.chunks_exact(LANES);
+        let mut cy = ys.chunks_exact(LANES);
+        let mut cz = zs.chunks_exact(LANES);
+        for ((x, y), z) in (&mut cx).zip(&mut cy).zip(&mut cz) {
+            for l in 0..LANES {
+                let p = x[l] * r0 + y[l] * r1 + z[l] * r2 + r3;
+                lo[l] = lo[l].min(p);
+                hi[l] = hi[l].max(p);
+            }
+        }
+        let mut l = f32::INFINITY;
+        let mut h = f32::NEG_INFINITY;
+        for ((x, y), z) in cx
+            .remainder()
+            .iter()
+            .zip(cy.remainder())
+            .zip(cz.remainder())
+        {
+            let p = x * r0 + y * r1 + z * r2 + r3;
+            if p < l {
+                l = p;
+            }
+            if p > h {
+                h = p;
+            }
+        }
+        for k in 0..LANES {
+            if lo[k] < l {
+                l = lo[k];
+            }
+            if hi[k] > h {
+                h = hi[k];
+            }
+        }
+        (l, h)
+    }
+
+    /// [`sequence_box`] before it skipped unchanged bones and bones inside the box: every
+    /// bone's world matrix every frame (rotation matrices reused while a bone's angles stay),
+    /// every vertex of every frame, per bone.
+    fn previous(blends: &[Frames], parents: &[i32], verts: &BoneVerts) -> ([f32; 3], [f32; 3]) {
+        // The unpadded columns of each bone.
+        type Columns = (Vec<f32>, Vec<f32>, Vec<f32>);
+        let mut by_bone: std::collections::BTreeMap<usize, Columns> =
+            std::collections::BTreeMap::new();
+        for &(b, v) in &verts.ordered {
+            let g = by_bone.entry(b).or_default();
+            g.0.push(v[0]);
+            g.1.push(v[1]);
+            g.2.push(v[2]);
+        }
+        let mut lo = [9999.0f32; 3];
+        let mut hi = [-9999.0f32; 3];
+        let nb = parents.len();
+        let mut world: Vec<Matrix> = vec![[[0.0; 4]; 3]; nb];
+        let mut rotations: Vec<Option<([u32; 3], Matrix)>> = vec![None; nb];
+        for fr in blends {
+            for f in 0..fr.frames {
+                for j in 0..nb {
+                    let rot = fr.rot(f, j);
+                    let key = rot.map(f32::to_bits);
+                    let mut m = match rotations.get(j).copied().flatten() {
+                        Some((k, m)) if k == key => m,
+                        _ => {
+                            let m = angle_matrix(rot.map(to_degrees));
+                            if let Some(slot) = rotations.get_mut(j) {
+                                *slot = Some((key, m));
+                            }
+                            m
+                        }
+                    };
+                    let p = fr.pos(f, j);
+                    m[0][3] = p[0];
+                    m[1][3] = p[1];
+                    m[2][3] = p[2];
+                    let parent = parents
+                        .get(j)
+                        .and_then(|&p| usize::try_from(p).ok())
+                        .filter(|&p| p < j);
+                    let w = match parent.and_then(|p| world.get(p)) {
+                        Some(pm) => concat(pm, &m),
+                        None => m,
+                    };
+                    if let Some(slot) = world.get_mut(j) {
+                        *slot = w;
+                    }
+                }
+                let mut flo = [f32::INFINITY; 3];
+                let mut fhi = [f32::NEG_INFINITY; 3];
+                for (b, (xs, ys, zs)) in &by_bone {
+                    let Some(m) = world.get(*b) else { continue };
+                    for a in 0..3 {
+                        let (l, h) = previous_row_min_max(xs, ys, zs, &m[a]);
+                        if l < flo[a] {
+                            flo[a] = l;
+                        }
+                        if h > fhi[a] {
+                            fhi[a] = h;
+                        }
+                    }
+                }
+                for a in 0..3 {
+                    if flo[a] < lo[a] {
+                        lo[a] = if flo[a] == 0.0 {
+                            first_zero(verts, &world, a)
+                        } else {
+                            flo[a]
+                        };
+                    }
+                    if fhi[a] > hi[a] {
+                        hi[a] = if fhi[a] == 0.0 {
+                            first_zero(verts, &world, a)
+                        } else {
+                            fhi[a]
+                        };
+                    }
+                }
+            }
+        }
+        (lo, hi)
+    }
 
     /// The vertex-by-vertex loop as first written (Valve's order).
     fn reference(
@@ -371,8 +628,70 @@ mod tests {
             let blends = vec![fr];
             let got = sequence_box(&blends, &parents, &BoneVerts::new(&verts));
             let want = reference(&blends, &parents, &verts);
+            let before = previous(&blends, &parents, &BoneVerts::new(&verts));
             let bits = |b: ([f32; 3], [f32; 3])| (b.0.map(f32::to_bits), b.1.map(f32::to_bits));
             assert_eq!(bits(got), bits(want), "round {round}");
+            assert_eq!(bits(before), bits(want), "round {round}");
         }
+    }
+
+    fn qc_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                qc_files(&p, out);
+            } else if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("qc")) {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Every sequence of every GoldSrc corpus model (when `../shared` is there): the box of
+    /// [`sequence_box`] equals, bit for bit, the one of [`previous`] and of the vertex loop.
+    #[test]
+    fn corpus_boxes_equal_the_previous_and_the_vertex_loop() {
+        use crate::diag::Sources;
+        use crate::driver::{self, InputKind};
+        use crate::project::files::RealFs;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus/goldsrc-hl1/modelsrc/models");
+        let mut qcs = Vec::new();
+        qc_files(&root, &mut qcs);
+        if qcs.is_empty() {
+            assert!(
+                !std::env::var("CI").is_ok_and(|v| v == "true"),
+                "no QC under {}",
+                root.display()
+            );
+            return;
+        }
+        let mut compiled = 0;
+        let (mut checked, mut differing) = (0, Vec::new());
+        for qc in &qcs {
+            CHECKED.with(|c| *c.borrow_mut() = (0, Vec::new()));
+            let mut sources = Sources::new();
+            let mut diags = Vec::new();
+            let Some(spec) =
+                driver::read_project(qc, InputKind::Qc, &RealFs, None, &mut sources, &mut diags)
+            else {
+                continue;
+            };
+            let out = std::path::Path::new("/nonexistent-out");
+            if driver::compile_goldsrc(&spec, &RealFs, Some(out), &mut sources, &mut diags)
+                .is_some()
+            {
+                compiled += 1;
+            }
+            let (n, bad) = CHECKED.with(|c| c.borrow().clone());
+            checked += n;
+            differing.extend(bad.into_iter().map(|b| format!("{}: {b}", qc.display())));
+        }
+        assert!(compiled >= 35, "{compiled} corpus models compiled");
+        assert!(checked > 100, "{checked} sequence boxes checked");
+        assert!(differing.is_empty(), "{}", differing.join("\n"));
     }
 }

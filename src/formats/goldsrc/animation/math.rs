@@ -42,12 +42,22 @@ pub fn to_degrees(rad: f32) -> f32 {
 }
 
 /// `AngleMatrix` of `mathlib.c`: angles in degrees (x = roll, y = pitch, z = yaw), matrix
-/// `Rz · Ry · Rx`, sines and cosines in double stored as float, products in float.
+/// `Rz · Ry · Rx`, sines and cosines in double stored as float, products in float. The sequence
+/// boxes call its two halves, [`angle_sin_cos`] and [`sin_cos_matrix`], to reuse sines and
+/// cosines.
+#[cfg(test)]
 pub fn angle_matrix(deg: [f32; 3]) -> Matrix {
-    let rad = |d: f32| (f64::from(d) * (PI * 2.0 / 360.0)) as f32;
-    let (sy, cy) = sin_cos(rad(deg[2]));
-    let (sp, cp) = sin_cos(rad(deg[1]));
-    let (sr, cr) = sin_cos(rad(deg[0]));
+    sin_cos_matrix(deg.map(angle_sin_cos))
+}
+
+/// The float sine and cosine `AngleMatrix` takes of one angle in degrees.
+pub fn angle_sin_cos(deg: f32) -> (f32, f32) {
+    sin_cos((f64::from(deg) * (PI * 2.0 / 360.0)) as f32)
+}
+
+/// The rest of [`angle_matrix`]: the matrix of the [`angle_sin_cos`] of each angle.
+pub fn sin_cos_matrix(sc: [(f32, f32); 3]) -> Matrix {
+    let [(sr, cr), (sp, cp), (sy, cy)] = sc;
     let mut m = [[0.0f32; 4]; 3];
     m[0][0] = cp * cy;
     m[1][0] = cp * sy;
