@@ -194,6 +194,8 @@ fn main() {
     let mdlc = std::env::var_os("MDLC_BENCH_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mdlc")));
+    // the QCs are built from their own folders: a relative path must not depend on that
+    let mdlc = std::fs::canonicalize(&mdlc).unwrap_or(mdlc);
     let out = std::env::temp_dir().join(format!("mdlc-bench-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&out);
     let cli_runs = 5;

@@ -146,6 +146,8 @@ impl Opts {
         let mdlc = std::env::var_os("MDLC_BENCH_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mdlc")));
+        // the QCs are built from their own folders: a relative path must not depend on that
+        let mdlc = std::fs::canonicalize(&mdlc).unwrap_or(mdlc);
         let tmp = std::env::temp_dir().join(format!("mdlc-bench-source-{}", std::process::id()));
         Ok(Opts {
             runs,
