@@ -487,6 +487,19 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
     }
 
     report_ignored(ignored, diags);
+    // sequences name their animations with i16s (§6.4), and tools keep sequences to i16 too (§9.1)
+    for (what, n) in [("animations", anims.len()), ("sequences", seqs.len())] {
+        if n > i16::MAX as usize {
+            if let Some(sp) = span_of(model) {
+                diags.push(Diagnostic::new(
+                    Code::SourceAnimLimit,
+                    format!("the model has {n} {what}; Source allows at most 32767"),
+                    sp,
+                    "in these sequences",
+                ));
+            }
+        }
+    }
     if diags.iter().filter(|d| d.is_error()).count() > errors_before {
         return None;
     }
