@@ -5,6 +5,9 @@
 
 use std::path::Path;
 
+mod common;
+use common::{mutate, Rng};
+
 fn files_in(dir: &Path) -> Vec<Vec<u8>> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -24,20 +27,6 @@ fn saved_fuzz_inputs_do_not_panic() {
     assert!(!inputs.is_empty(), "fuzz/corpus/smd is empty");
     for data in inputs {
         mdlc::fuzzing::smd(&data);
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
     }
 }
 
@@ -73,45 +62,6 @@ const DICTIONARY: &[&[u8]] = &[
     b"0 0.5 1 0.5",
 ];
 
-fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(data.len() + 1);
-        match rng.below(6) {
-            0 if !data.is_empty() => {
-                let i = rng.below(data.len());
-                data[i] = rng.next() as u8;
-            }
-            1 => {
-                let word = DICTIONARY[rng.below(DICTIONARY.len())];
-                data.splice(at..at, word.iter().copied());
-            }
-            2 if !data.is_empty() => {
-                let end = (at + 1 + rng.below(40)).min(data.len());
-                data.drain(at.min(end)..end);
-            }
-            3 => data.truncate(at),
-            4 => {
-                // Duplicate a line.
-                let start = data[..at]
-                    .iter()
-                    .rposition(|&b| b == b'\n')
-                    .map_or(0, |i| i + 1);
-                let end = data[at..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(data.len(), |i| at + i + 1);
-                let line = data[start..end].to_vec();
-                data.splice(end..end, line);
-            }
-            _ => {
-                let word = DICTIONARY[rng.below(DICTIONARY.len())];
-                let end = (at + word.len()).min(data.len());
-                data.splice(at..end, word.iter().copied());
-            }
-        }
-    }
-}
-
 #[test]
 fn mutated_fixtures_do_not_panic() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -125,7 +75,7 @@ fn mutated_fixtures_do_not_panic() {
     for seed in &seeds {
         for _ in 0..200 {
             let mut data = seed.clone();
-            mutate(&mut rng, &mut data);
+            mutate(&mut rng, &mut data, DICTIONARY, true);
             mdlc::fuzzing::smd(&data);
             runs += 1;
         }
@@ -145,7 +95,7 @@ fn mutation_run(dirs: &[&str], body: fn(&[u8]), per_seed: usize) {
         body(seed);
         for _ in 0..per_seed {
             let mut data = seed.clone();
-            mutate(&mut rng, &mut data);
+            mutate(&mut rng, &mut data, DICTIONARY, true);
             body(&data);
         }
     }
@@ -201,7 +151,7 @@ fn mutated_animation_projects_do_not_panic() {
     for _ in 0..3000 {
         let mut mutated = files.clone();
         let k = rng.below(mutated.len());
-        mutate(&mut rng, &mut mutated[k].1);
+        mutate(&mut rng, &mut mutated[k].1, DICTIONARY, true);
         built += usize::from(mdlc::fuzzing::project(&mutated));
     }
     // most mutations still build (they exercise the back ends, not just the front end)

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::corpus_dir;
+use common::{corpus_dir, mutate, Rng};
 
 use std::path::{Path, PathBuf};
 
@@ -867,20 +867,6 @@ fn male06_reads_includes_inside_blocks_and_in_other_case() {
 
 // --- fuzzing --------------------------------------------------------------------------------
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 const DICTIONARY: &[&[u8]] = &[
     b"\n",
     b"\r\n",
@@ -912,32 +898,6 @@ const DICTIONARY: &[&[u8]] = &[
     b"\0",
 ];
 
-fn mutate(rng: &mut Rng, data: &mut Vec<u8>) {
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(data.len() + 1);
-        match rng.below(5) {
-            0 if !data.is_empty() => {
-                let i = rng.below(data.len());
-                data[i] = rng.next() as u8;
-            }
-            1 => {
-                let word = DICTIONARY[rng.below(DICTIONARY.len())];
-                data.splice(at..at, word.iter().copied());
-            }
-            2 if !data.is_empty() => {
-                let end = (at + 1 + rng.below(40)).min(data.len());
-                data.drain(at.min(end)..end);
-            }
-            3 => data.truncate(at),
-            _ => {
-                let word = DICTIONARY[rng.below(DICTIONARY.len())];
-                let end = (at + word.len()).min(data.len());
-                data.splice(at..end, word.iter().copied());
-            }
-        }
-    }
-}
-
 #[test]
 fn mutated_fixtures_do_not_panic() {
     let seeds: Vec<Vec<u8>> = vec![
@@ -952,9 +912,9 @@ fn mutated_fixtures_do_not_panic() {
     for seed in &seeds {
         for _ in 0..600 {
             let mut main = seed.clone();
-            mutate(&mut rng, &mut main);
+            mutate(&mut rng, &mut main, DICTIONARY, false);
             let mut inc = b"$b 1\n$include a.qc\n$m x\n".to_vec();
-            mutate(&mut rng, &mut inc);
+            mutate(&mut rng, &mut inc, DICTIONARY, false);
             let mut fs = MemFs::new();
             fs.add("a.qc", main).add("b.qci", inc);
             // run_fs checks every span.

@@ -150,3 +150,59 @@ pub fn err_fixture_problems(
     }
     out
 }
+
+/// A small deterministic xorshift generator for the mutation fuzzers.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Mutates `data` one to four times: a random byte, a `dictionary` word inserted, a run
+/// deleted, the rest cut off, a word written over, and (when `duplicate_lines`) a line repeated.
+pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, dictionary: &[&[u8]], duplicate_lines: bool) {
+    let kinds = if duplicate_lines { 6 } else { 5 };
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(data.len() + 1);
+        match rng.below(kinds) {
+            0 if !data.is_empty() => {
+                let i = rng.below(data.len());
+                data[i] = rng.next() as u8;
+            }
+            1 => {
+                let word = dictionary[rng.below(dictionary.len())];
+                data.splice(at..at, word.iter().copied());
+            }
+            2 if !data.is_empty() => {
+                let end = (at + 1 + rng.below(40)).min(data.len());
+                data.drain(at.min(end)..end);
+            }
+            3 => data.truncate(at),
+            4 if duplicate_lines => {
+                let start = data[..at]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+                let end = data[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(data.len(), |i| at + i + 1);
+                let line = data[start..end].to_vec();
+                data.splice(end..end, line);
+            }
+            _ => {
+                let word = dictionary[rng.below(dictionary.len())];
+                let end = (at + word.len()).min(data.len());
+                data.splice(at..end, word.iter().copied());
+            }
+        }
+    }
+}
