@@ -216,31 +216,37 @@ fn convert(a: &Anim, cx: &Context) -> Vec<LocalPose> {
         .map(|b| math::from_euler(b.rot, b.pos))
         .collect();
     let mut out = Vec::with_capacity(nf * nb);
+    // file bones, parents first whatever the order of `nodes` (once, not per frame); bones in a
+    // parent cycle never get a place and are treated as missing from the file
+    let file_parent = |q: usize| {
+        a.file_bones[q]
+            .parent
+            .map(|x| x as usize)
+            .filter(|&x| x < nfile && x != q)
+    };
+    let mut order: Vec<usize> = Vec::with_capacity(nfile);
+    let mut placed = vec![false; nfile];
+    let mut progress = true;
+    while progress {
+        progress = false;
+        for q in 0..nfile {
+            if !placed[q] && file_parent(q).is_none_or(|x| placed[x]) {
+                placed[q] = true;
+                order.push(q);
+                progress = true;
+            }
+        }
+    }
     let mut wsrc: Vec<Option<M34>> = vec![None; nfile];
     let mut world: Vec<M34> = vec![math::IDENTITY; nb];
     for f in 0..nf {
-        wsrc.iter_mut().for_each(|w| *w = None);
-        // file bones, parents first whatever the order of `nodes`
-        let mut progress = true;
-        while progress {
-            progress = false;
-            for q in 0..nfile {
-                if wsrc[q].is_some() {
-                    continue;
-                }
-                let pose = a.pose(f, q).unwrap_or_default();
-                let p = math::scale(pose.pos, a.scale);
-                let parent = a.file_bones[q].parent.map(|x| x as usize);
-                let w = match parent.filter(|&x| x < nfile && x != q) {
-                    Some(pq) => match wsrc[pq] {
-                        Some(pw) => math::mul(&pw, &math::from_euler(pose.rot, p)),
-                        None => continue,
-                    },
-                    None => math::mul(&m, &math::from_euler(pose.rot, math::sub(p, a.origin))),
-                };
-                wsrc[q] = Some(w);
-                progress = true;
-            }
+        for &q in &order {
+            let pose = a.pose(f, q).unwrap_or_default();
+            let p = math::scale(pose.pos, a.scale);
+            wsrc[q] = Some(match file_parent(q).and_then(|x| wsrc[x]) {
+                Some(pw) => math::mul(&pw, &math::from_euler(pose.rot, p)),
+                None => math::mul(&m, &math::from_euler(pose.rot, math::sub(p, a.origin))),
+            });
         }
         for b in 0..nb {
             let parent = cx.bones[b].parent.filter(|&p| p < b);
