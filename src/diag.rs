@@ -267,7 +267,7 @@ codes! {
     // --- Source back end: animations and sequences (E0620-E0649, W0620-W0649) ----------------
     /// a sequence, animation, pose parameter or weight list named by another one does not exist
     SourceAnimUnknownName = "E0620", Error;
-    /// an event's frame is outside its sequence's first animation
+    /// a frame number (an event's, a `subtract` reference's) is outside its animation
     SourceEventFrame = "E0621", Error;
     /// the model exceeds a limit of the animation side (pose parameters, nodes, events, option length)
     SourceAnimLimit = "E0622", Error;

@@ -337,3 +337,55 @@ fn include_models_are_listed() {
         );
     }
 }
+
+/// Animation-side mistakes are diagnostics with spans, all in one run, and nothing is written:
+/// an unknown pose parameter (with the near name), an event past the end, a `subtract` frame
+/// past the end, an event number over 32 bits; options not applied yet give one W0620 each.
+#[test]
+fn animation_mistakes_are_diagnostics() {
+    let dir = tmp("source", "anim-diags");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for f in [
+        "creature_reference.smd",
+        "creature_idle.smd",
+        "creature_walk.smd",
+    ] {
+        std::fs::copy(root.join("testdata/models/creature").join(f), dir.join(f)).unwrap();
+    }
+    let qc = dir.join("m.qc");
+    std::fs::write(
+        &qc,
+        "$modelname \"t/m.mdl\"\n$cdmaterials \"models/t/\"\n$body body \"creature_reference.smd\"\n\
+         $poseparameter \"aim_yaw\" -60 60\n\
+         $animation walk_a \"creature_walk.smd\" {\n\tmatch idle\n\tsubtract idle 500\n}\n\
+         $animation walk_b \"creature_walk.smd\" {\n\tmatch idle\n}\n\
+         $sequence idle \"creature_idle.smd\" {\n\t{ event 1004 500 \"step\" }\n\t{ event 99999999999 0 }\n\tblend \"aim_yw\" -60 60\n}\n\
+         $sequence walk walk_a\n",
+    )
+    .unwrap();
+    let (files, diags) = compile_qc(&qc);
+    assert!(files.is_none());
+    let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+    for code in ["E0620", "E0621", "E0622", "W0620"] {
+        assert!(codes.contains(&code), "{code} missing from {codes:?}");
+    }
+    assert_eq!(
+        codes.iter().filter(|c| **c == "E0621").count(),
+        2,
+        "{codes:?}"
+    );
+    // one W0620 for `match`, naming the second animation that uses it
+    let w: Vec<_> = diags
+        .iter()
+        .filter(|d| d.code.as_str() == "W0620")
+        .collect();
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].notes.iter().any(|n| n.contains("walk_b")),
+        "{:?}",
+        w[0].notes
+    );
+    let near = diags.iter().find(|d| d.code.as_str() == "E0620").unwrap();
+    assert!(near.message.contains("aim_yw"));
+    assert!(near.notes.iter().any(|n| n.contains("aim_yaw")));
+}

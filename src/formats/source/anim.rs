@@ -721,8 +721,28 @@ fn process(
                     diags.push(unknown_anim(model, name));
                     continue;
                 };
-                let k = num(1).map_or(0, |v| v.max(0.0) as usize);
-                let reference = frame_of(&anims[r], k, nb);
+                let k = num(1).unwrap_or(0.0);
+                let ref_frames = anims[r].num_frames;
+                if k < 0.0 || k as usize >= ref_frames {
+                    if let Some(t) = c.args.get(1) {
+                        diags.push(
+                            Diagnostic::new(
+                                Code::SourceEventFrame,
+                                format!(
+                                    "`{kw}` takes frame {} of `{}`, which has frames 0 to {}",
+                                    t.value,
+                                    name.value,
+                                    ref_frames.saturating_sub(1)
+                                ),
+                                t.span.span(),
+                                "this frame",
+                            )
+                            .with_note("frames count from the first frame the animation uses"),
+                        );
+                    }
+                    continue;
+                }
+                let reference = frame_of(&anims[r], k as usize, nb);
                 let pa = &mut anims[i];
                 for frame in pa.frames.chunks_mut(nb) {
                     for ((cur, rf), w) in frame.iter_mut().zip(&reference).zip(&pa.weights) {
@@ -1540,9 +1560,25 @@ fn sequence(
             0.0
         };
         let numeric = e.id.value.starts_with(|c: char| c.is_ascii_digit());
+        let number = if numeric {
+            match leading_int(&e.id.value) {
+                Some(n) => n,
+                None => {
+                    diags.push(Diagnostic::new(
+                        Code::SourceAnimLimit,
+                        format!("event number `{}` does not fit in 32 bits", e.id.value),
+                        e.id.span.span(),
+                        "this event",
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            0
+        };
         events.push(PEvent {
             cycle,
-            event: if numeric { leading_int(&e.id.value) } else { 0 },
+            event: number,
             kind: if numeric { 0 } else { 0x400 },
             options,
             name: if numeric {
@@ -1637,9 +1673,10 @@ fn sequence(
     })
 }
 
-fn leading_int(s: &str) -> i32 {
+/// The number a numeric event id starts with (`atoi`), if it fits an i32.
+fn leading_int(s: &str) -> Option<i32> {
     let d: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
-    d.parse().unwrap_or(i32::MAX)
+    d.parse().ok()
 }
 
 /// `addlayer` / `blendlayer` of one sequence (§6.7).
