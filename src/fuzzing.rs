@@ -95,8 +95,8 @@ pub fn project(files: &[(String, Vec<u8>)]) -> bool {
     built
 }
 
-/// Runs both back ends on a built model (whatever its target): neither may panic, and a Source
-/// build must read back with every invariant holding.
+/// Runs both back ends on a built model (whatever its target): neither may panic, a Source build
+/// must read back with every invariant holding, and their diagnostics join `diags`.
 fn compile_both(
     model: &crate::ir::model::Model,
     fs: &dyn crate::project::files::Fs,
@@ -132,7 +132,8 @@ fn compile_both(
             Err(e) => panic!("mdlc cannot read back its own Source build: {e}"),
         }
     }
-    let _ = diags;
+    // the back ends' diagnostics are checked like the front end's (spans inside their files)
+    diags.extend(scratch);
     built
 }
 
