@@ -700,6 +700,22 @@ impl Sources {
     fn file(&self, id: FileId) -> Result<&SourceFile, files::Error> {
         self.get(id).ok_or(files::Error::FileMissing)
     }
+
+    /// Frees the text of every file no diagnostic of `diags` points into (their names and ids
+    /// stay): what a finished build keeps to render its diagnostics.
+    pub fn keep_cited(&mut self, diags: &[Diagnostic]) {
+        let mut cited = vec![false; self.files.len()];
+        for l in diags.iter().flat_map(|d| &d.labels) {
+            if let Some(c) = cited.get_mut(l.at.file.0 as usize) {
+                *c = true;
+            }
+        }
+        for (f, keep) in self.files.iter_mut().zip(cited) {
+            if !keep {
+                *f = SourceFile::new(std::mem::take(&mut f.name), String::new());
+            }
+        }
+    }
 }
 
 impl<'a> Files<'a> for Sources {

@@ -508,20 +508,13 @@ pub fn build_paths(
 ) -> Build {
     /// Appends `part` to `build`: its files get the next file ids (the text is kept only for files
     /// a diagnostic points into; nothing else reads it after a build), its diagnostics follow.
+    /// Appends a project's build, whose sources hold only the texts its diagnostics cite
+    /// ([`Sources::keep_cited`]).
     fn join_build(build: &mut Build, part: Build) {
         let offset = build.report.sources.len() as u32;
-        let mut cited = vec![false; part.report.sources.len()];
-        for d in &part.report.diagnostics {
-            for l in &d.labels {
-                if let Some(c) = cited.get_mut(l.at.file.0 as usize) {
-                    *c = true;
-                }
-            }
-        }
-        for (i, &keep) in cited.iter().enumerate() {
+        for i in 0..part.report.sources.len() {
             if let Some(f) = part.report.sources.get(FileId(i as u32)) {
-                let text = if keep { f.text.clone() } else { String::new() };
-                build.report.sources.add(f.name.clone(), text);
+                build.report.sources.add(f.name.clone(), f.text.clone());
             }
         }
         build
@@ -628,6 +621,8 @@ pub fn build_paths(
             let Some(path) = paths.get(i) else { break };
             let mut build = Build::default();
             build_one(path, out_dir, forced_target, &mut build);
+            // what is left of a finished project until all are: its outputs and diagnostics
+            build.report.sources.keep_cited(&build.report.diagnostics);
             done.push((i, build));
         }
         done

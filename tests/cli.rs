@@ -255,3 +255,50 @@ fn check_writes_no_file() {
     assert!(listing(&cwd).is_empty());
     std::fs::remove_dir(&cwd).unwrap();
 }
+
+/// Several projects in one `mdlc build` run in parallel, and each finished project keeps only
+/// the texts its diagnostics cite: the warnings of both still show their source lines, in the
+/// order the projects were given, and both models are written.
+#[test]
+fn build_of_several_projects_renders_each_projects_diagnostics() {
+    let tmp = std::env::temp_dir().join(format!("mdlc-cli-several-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let src = Path::new(ROOT).join("testdata/goldsrc/inspect/box");
+    // each names its sequence twice (`b` two lines further down)
+    for (name, again) in [
+        ("a", "$sequence \"idle\" \"box\" fps 15\n"),
+        ("b", "\n\n$sequence \"idle\" \"box\" fps 20\n"),
+    ] {
+        let dir = tmp.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["box.smd", "box.bmp"] {
+            std::fs::copy(src.join(f), dir.join(f)).unwrap();
+        }
+        let qc = std::fs::read_to_string(src.join("box.qc"))
+            .unwrap()
+            .replace("\"box.mdl\"", &format!("\"{name}.mdl\""));
+        std::fs::write(dir.join(format!("{name}.qc")), qc + again).unwrap();
+    }
+    let out = tmp.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_mdlc"))
+        .current_dir(&tmp)
+        .args(["build", "a/a.qc", "b/b.qc", "--color", "never", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let err = stderr(&o);
+    let a = err.find("a/a.qc:10:11");
+    let b = err.find("b/b.qc:12:11");
+    assert!(a.is_some() && b.is_some() && a < b, "{err}");
+    assert!(
+        err.contains("10 │ $sequence \"idle\" \"box\" fps 15"),
+        "{err}"
+    );
+    assert!(
+        err.contains("12 │ $sequence \"idle\" \"box\" fps 20"),
+        "{err}"
+    );
+    assert!(out.join("a.mdl").is_file() && out.join("b.mdl").is_file());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
