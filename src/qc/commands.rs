@@ -349,6 +349,12 @@ pub(crate) fn is_close(t: &QcToken) -> bool {
 
 /// The longest prefix of `s` that C's `atof` reads, and its value.
 fn float_prefix(s: &str) -> Option<(f32, usize)> {
+    // C's `atof` returns a double that the tools store in a float: round twice, like them.
+    float_prefix_f64(s).map(|(v, len)| (v as f32, len))
+}
+
+/// The longest prefix of `s` that C's `atof` reads, as a double, and its length.
+fn float_prefix_f64(s: &str) -> Option<(f64, usize)> {
     let b = s.as_bytes();
     let mut i = 0;
     if matches!(b.first(), Some(b'+' | b'-')) {
@@ -388,7 +394,7 @@ fn float_prefix(s: &str) -> Option<(f32, usize)> {
     }
     let text = s.get(..i)?;
     let text = text.strip_prefix('+').unwrap_or(text);
-    text.parse::<f32>().ok().map(|v| (v, i))
+    text.parse::<f64>().ok().map(|v| (v, i))
 }
 
 fn lower(t: &QcToken) -> String {
@@ -401,6 +407,12 @@ fn sp<T>(value: T, t: &QcToken) -> Spanned<T> {
 
 fn rad(deg: f32) -> f32 {
     f64::from(deg).to_radians() as f32
+}
+
+/// Valve's HL1 `rotate` / `$origin` rotation: `(atof(token) + 90) * (Q_PI / 180.0)`, all in
+/// double, stored in a float (`studiomdl.c` `Option_Rotate`, `Cmd_Origin`; `goldsrc.md` §6.2).
+fn hl1_rotation(deg: f64) -> f32 {
+    ((deg + 90.0) * (std::f64::consts::PI / 180.0)) as f32
 }
 
 impl<'t> Parser<'t, '_> {
@@ -493,7 +505,24 @@ impl<'t> Parser<'t, '_> {
     /// Reads a token as a float like C's `atof`, reporting a word (read as 0 by Valve's tools)
     /// and trailing characters.
     pub(crate) fn read_f32(&mut self, t: &QcToken, what: &str) -> f32 {
-        match float_prefix(&t.text) {
+        let v = self.read_f64(t, what) as f32;
+        if v.is_finite() {
+            v
+        } else {
+            self.push(Diagnostic::new(
+                Code::QcBadValue,
+                format!("`{}` is out of range", t.text),
+                t.span,
+                "not a finite number",
+            ));
+            0.0
+        }
+    }
+
+    /// [`read_f32`](Self::read_f32) without the final rounding to a float, for the few values
+    /// Valve's tools compute with in double before storing them.
+    pub(crate) fn read_f64(&mut self, t: &QcToken, what: &str) -> f64 {
+        match float_prefix_f64(&t.text) {
             Some((v, len)) => {
                 if len < t.text.len() {
                     self.push(
@@ -1069,8 +1098,10 @@ impl<'t> Parser<'t, '_> {
                 self.origin = self.vec3("a coordinate")?;
                 if let Some(r) = self.same_line() {
                     self.pos += 1;
-                    let r = self.read_f32(r, "a rotation in degrees");
-                    self.rotation[2] = rad(r + 90.0);
+                    self.rotation[2] = match self.dialect {
+                        Dialect::Hl1 => hl1_rotation(self.read_f64(r, "a rotation in degrees")),
+                        Dialect::Source => rad(self.read_f32(r, "a rotation in degrees") + 90.0),
+                    };
                 }
             }
             "$upaxis" => {

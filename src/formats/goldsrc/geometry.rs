@@ -25,6 +25,7 @@ use crate::project::files::{find, Fs, Lookup};
 use super::bmp::{read_bmp, Bmp};
 use super::model::{GsBodyPart, GsMesh, GsModelData, GsTexture};
 use super::strips::{build_commands, StripCorner};
+use super::texture_order::{texture_order, TextureOrder};
 
 /// Body parts, textures and skins of a GoldSrc model.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -255,9 +256,14 @@ pub fn build_geometry(
 ) -> Option<Geometry> {
     let before = diags.len();
 
-    // 1. textures
-    let mut texs: Vec<Tex> = model
-        .materials
+    // 1. textures, in the order Valve's tool lists them (`texture_order`)
+    let tex_order = texture_order(model, sources);
+    let ordered: Vec<&Material> = tex_order
+        .order
+        .iter()
+        .filter_map(|&i| model.materials.get(i))
+        .collect();
+    let mut texs: Vec<Tex> = ordered
         .iter()
         .map(|m| Tex {
             bmp: load_texture(m, model, fs, sources, diags),
@@ -295,7 +301,16 @@ pub fn build_geometry(
             opts.push(match opt {
                 BodyOption::Blank(_) => None,
                 BodyOption::Mesh(id) => match model.mesh(*id) {
-                    Some(mesh) => Some(build_model(mesh, model, diags)?),
+                    Some(mesh) => {
+                        let mut wm = build_model(mesh, model, diags)?;
+                        for m in &mut wm.meshes {
+                            m.skinref = tex_order.new_index(m.skinref);
+                        }
+                        for n in &mut wm.norms {
+                            n.2 = tex_order.new_index(n.2);
+                        }
+                        Some(wm)
+                    }
                     None => None,
                 },
             });
@@ -313,7 +328,7 @@ pub fn build_geometry(
     }
 
     // 4. textures cropped, palettes
-    let parents = texture_parents(model);
+    let parents = texture_parents(model, &tex_order);
     let gamma = model.gamma.as_ref().map_or(1.8f32, |g| g.value);
     let mut textures = Vec::with_capacity(texs.len());
     for i in 0..texs.len() {
@@ -330,7 +345,7 @@ pub fn build_geometry(
                 (t.min_s, t.max_s, t.min_t, t.max_t) = (a, b, c, d);
             }
         }
-        let (Some(tex), Some(mat)) = (texs.get(i), model.materials.get(i)) else {
+        let (Some(tex), Some(mat)) = (texs.get(i), ordered.get(i)) else {
             continue;
         };
         if let Some(t) = resize_texture(tex, mat, gamma, diags) {
@@ -364,17 +379,7 @@ pub fn build_geometry(
         });
     }
 
-    let skins = model
-        .skins
-        .families
-        .iter()
-        .map(|row| {
-            row.iter()
-                .take(model.skins.num_ref)
-                .map(|m| i16::try_from(m.0).unwrap_or(i16::MAX))
-                .collect()
-        })
-        .collect();
+    let skins = tex_order.skins(model);
 
     let failed = diags
         .get(before..)
@@ -393,14 +398,15 @@ fn is_chrome(name: &str) -> bool {
 }
 
 /// Each texture's `$texturegroup` parent: the texture at the same position in the first
-/// family; texture 0 when it has none (Valve's tool leaves the field at 0).
-fn texture_parents(model: &Model) -> Vec<usize> {
+/// family; texture 0 when it has none (Valve's tool leaves the field at 0). Indexed and valued
+/// in the texture order `order`.
+fn texture_parents(model: &Model, order: &TextureOrder) -> Vec<usize> {
     let mut parents = vec![0usize; model.materials.len()];
     for row in model.skins.families.iter().skip(1) {
         for (r, to) in row.iter().enumerate() {
             if to.index() != r {
-                if let Some(p) = parents.get_mut(to.index()) {
-                    *p = r;
+                if let Some(p) = parents.get_mut(order.new_index(to.index())) {
+                    *p = order.new_index(r);
                 }
             }
         }

@@ -22,4 +22,5 @@ pub mod model;
 pub mod read;
 pub mod rle;
 pub mod strips;
+pub mod texture_order;
 pub mod write;

@@ -11,7 +11,9 @@ use crate::project::spec::{
 };
 use crate::qc::QcToken;
 
-use super::{float_prefix, is_close, is_open, lower, rad, sp, Dialect, Parser, StyleA};
+use super::{
+    float_prefix, hl1_rotation, is_close, is_open, lower, rad, sp, Dialect, Parser, StyleA,
+};
 
 /// HL1 activities 1..=76 (`goldsrc.md` §6.4).
 const HL1_ACTIVITIES: &[&str] = &[
@@ -346,7 +348,10 @@ impl<'t> Parser<'t, '_> {
                     }
                     "fps" => fps = self.fps()?,
                     "origin" => origin = self.vec3("a coordinate")?,
-                    "rotate" => rotation[2] = rad(self.num("an angle in degrees")? + 90.0),
+                    "rotate" => {
+                        let t = self.arg("an angle in degrees")?;
+                        rotation[2] = hl1_rotation(self.read_f64(t, "an angle in degrees"));
+                    }
                     "scale" => scale = self.num("a scale factor")?,
                     _ if l.starts_with("loop") => {
                         if !seq.flags.iter().any(|f| f.value == "loop") {
@@ -374,14 +379,28 @@ impl<'t> Parser<'t, '_> {
                         }
                         seq.blends = vec![Blend { param, min, max }];
                     }
-                    _ if l.starts_with("node") => seq.node = Some(self.name("a node")?),
+                    // Valve's tool keeps one entry and one exit node, each option overwriting
+                    // both, and `rtransition` sets a flag no later option clears
+                    // (`studiomdl.c` `Cmd_Sequence`): a `node` after a transition becomes a
+                    // transition from the node to itself that keeps the flag.
+                    _ if l.starts_with("node") => {
+                        let n = self.name("a node")?;
+                        match &mut seq.transition {
+                            Some(t) => {
+                                t.entry = n.clone();
+                                t.exit = n;
+                            }
+                            None => seq.node = Some(n),
+                        }
+                    }
                     _ if l.starts_with("tran") || l.starts_with("rtra") => {
                         let entry = self.name("an entry node")?;
                         let exit = self.name("an exit node")?;
+                        let sticky = seq.transition.as_ref().is_some_and(|t| t.reversible);
                         seq.transition = Some(Transition {
                             entry,
                             exit,
-                            reversible: l.starts_with('r'),
+                            reversible: sticky || l.starts_with('r'),
                         });
                     }
                     "animation" => files.push(self.arg("an animation file")?),

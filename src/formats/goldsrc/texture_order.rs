@@ -1,0 +1,179 @@
+//! The order of the texture list as Valve's HL1 studiomdl builds it (`goldsrc.md` §8.2, §6.2
+//! `$texrendermode`, §8.3 skin families).
+//!
+//! Valve's tool adds a texture to its list the first time anything names it, in the order the
+//! QC is read: a `$body`/`$bodygroup` names its meshes' textures when it is parsed, a
+//! `$texrendermode` names its texture where it stands, the first `$texturegroup` names its
+//! textures (and fixes `numskinref` at the count so far). The model this back end receives lists
+//! mesh materials first, then those only named by `$texrendermode`, then those only named by the
+//! texture group — Valve's order whenever the `$texrendermode` lines follow every body and
+//! precede the texture group, as they usually do. Otherwise the two orders differ; the QC order
+//! is known here only when all those commands are in one file (their spans are then ordered by
+//! offset), so that is the case this module reorders. With commands spread over included files
+//! it keeps the model's order.
+
+use crate::diag::Sources;
+use crate::ir::model::{BodyOption, MaterialId, Model};
+
+/// A permutation of the model's materials and the resulting skin-reference count.
+pub struct TextureOrder {
+    /// `order[new] = old`: the material at each position of Valve's list.
+    pub order: Vec<usize>,
+    /// `rank[old] = new`.
+    pub rank: Vec<usize>,
+    /// Textures listed before the first `$texturegroup` (`numskinref`), in the new order.
+    pub num_ref: usize,
+}
+
+impl TextureOrder {
+    fn identity(n: usize, num_ref: usize) -> TextureOrder {
+        TextureOrder {
+            order: (0..n).collect(),
+            rank: (0..n).collect(),
+            num_ref,
+        }
+    }
+
+    /// The new index of model material `old` (itself when out of range).
+    pub fn new_index(&self, old: usize) -> usize {
+        self.rank.get(old).copied().unwrap_or(old)
+    }
+
+    /// The skin table in the new order: family rows of `num_ref` entries, each replacement of
+    /// the model's table (material `r` → `to`) carried over to the new indices; a replaced
+    /// texture that is not among the first `num_ref` is dropped, as Valve's table only covers
+    /// those.
+    pub fn skins(&self, model: &Model) -> Vec<Vec<i16>> {
+        let old_ref = model.skins.num_ref;
+        model
+            .skins
+            .families
+            .iter()
+            .map(|row| {
+                let mut out: Vec<usize> = (0..self.num_ref).collect();
+                for (r, to) in row.iter().enumerate().take(old_ref) {
+                    if to.index() == r {
+                        continue;
+                    }
+                    if let Some(slot) = out.get_mut(self.new_index(r)) {
+                        *slot = self.new_index(to.index());
+                    }
+                }
+                out.into_iter()
+                    .map(|m| i16::try_from(m).unwrap_or(i16::MAX))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// What names textures, at which offset of the one QC file that holds all of them.
+enum Event {
+    Body(usize),
+    RenderMode(usize),
+    Group,
+}
+
+/// Valve's texture order for `model` (see the module documentation). Only a QC has an order
+/// of commands; a project read from TOML (`sources` names its file) keeps the model's order.
+pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
+    let n = model.materials.len();
+    let keep = TextureOrder::identity(n, model.skins.num_ref);
+    let mut events: Vec<(u32, Event)> = Vec::new();
+    let mut files = Vec::new();
+    for (i, bp) in model.body_parts.iter().enumerate() {
+        files.push(bp.span.file);
+        events.push((bp.span.span.start, Event::Body(i)));
+    }
+    for (i, m) in model.materials.iter().enumerate() {
+        if let Some(rm) = &m.render_mode {
+            let at = rm.span.span();
+            files.push(at.file);
+            events.push((at.span.start, Event::RenderMode(i)));
+        }
+    }
+    if let Some(g) = model.skins.span {
+        files.push(g.file);
+        events.push((g.span.start, Event::Group));
+    }
+    let Some(&file) = files.first() else {
+        return keep;
+    };
+    let is_toml = std::path::Path::new(sources.name(file))
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if is_toml || files.iter().any(|&f| f != file) {
+        return keep;
+    }
+    events.sort_by_key(|e| e.0);
+
+    let mut seen = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut add = |m: usize, order: &mut Vec<usize>| {
+        if let Some(s) = seen.get_mut(m) {
+            if !*s {
+                *s = true;
+                order.push(m);
+            }
+        }
+    };
+    let mut num_ref = None;
+    for (_, e) in &events {
+        match *e {
+            Event::Body(b) => {
+                let Some(bp) = model.body_parts.get(b) else {
+                    continue;
+                };
+                for opt in &bp.options {
+                    let BodyOption::Mesh(id) = opt else { continue };
+                    for m in model.mesh(*id).map_or(&[][..], |m| &m.materials[..]) {
+                        add(m.index(), &mut order);
+                    }
+                }
+            }
+            Event::RenderMode(m) => add(m, &mut order),
+            Event::Group => {
+                if num_ref.is_none() {
+                    num_ref = Some(order.len());
+                }
+                // The textures the group names that the table shows (each replaced one and its
+                // replacement), by model index: the textures only the group names come last
+                // in the model's list, in the group's order.
+                let mut named: Vec<usize> = model
+                    .skins
+                    .families
+                    .iter()
+                    .flat_map(|row| {
+                        row.iter()
+                            .enumerate()
+                            .filter(|(r, to)| to.index() != *r)
+                            .flat_map(|(r, to): (usize, &MaterialId)| [r, to.index()])
+                    })
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                for m in named {
+                    add(m, &mut order);
+                }
+            }
+        }
+    }
+    for m in 0..n {
+        add(m, &mut order);
+    }
+    let num_ref = num_ref.unwrap_or(n);
+    if order.iter().copied().eq(0..n) && num_ref == model.skins.num_ref {
+        return keep;
+    }
+    let mut rank = vec![0usize; n];
+    for (new, &old) in order.iter().enumerate() {
+        if let Some(r) = rank.get_mut(old) {
+            *r = new;
+        }
+    }
+    TextureOrder {
+        order,
+        rank,
+        num_ref,
+    }
+}
