@@ -69,15 +69,49 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     // is a walk of one short list from the first j > i.
     let mut nb: Vec<[Option<(usize, usize)>; 3]> = vec![[None; 3]; n];
     let mut linked: Vec<u8> = vec![0; n];
-    let mut edges: FastMap<EdgeKey, Vec<(usize, usize)>> =
+    // The lists are one flat array, grouped by edge (`at[id]..at[id + 1]` for the edge numbered
+    // `id` in first-seen order), each in ascending (j, e) order: no allocation per edge.
+    let mut ids: FastMap<EdgeKey, usize> =
         FastMap::with_capacity_and_hasher(n * 3, Default::default());
-    for (j, tri) in tris.iter().enumerate() {
+    let mut edge_of: Vec<usize> = Vec::with_capacity(n * 3);
+    let mut at: Vec<usize> = Vec::with_capacity(n * 3 + 1);
+    for tri in tris {
         for e in 0..3 {
             if let (Some(a), Some(b)) = (tri.get(e), tri.get((e + 1) % 3)) {
-                edges.entry(edge_key(a, b)).or_default().push((j, e));
+                let fresh = ids.len();
+                let id = *ids.entry(edge_key(a, b)).or_insert(fresh);
+                if id == fresh {
+                    at.push(0);
+                }
+                if let Some(c) = at.get_mut(id) {
+                    *c += 1;
+                }
+                edge_of.push(id);
             }
         }
     }
+    // counts → starts
+    let mut sum = 0;
+    for c in at.iter_mut() {
+        let k = *c;
+        *c = sum;
+        sum += k;
+    }
+    at.push(sum);
+    let mut next: Vec<usize> = at.clone();
+    let mut flat: Vec<(usize, usize)> = vec![(0, 0); sum];
+    for (k, &id) in edge_of.iter().enumerate() {
+        if let Some(slot) = next.get_mut(id) {
+            if let Some(x) = flat.get_mut(*slot) {
+                *x = (k / 3, k % 3);
+            }
+            *slot += 1;
+        }
+    }
+    let list_of = |key: &EdgeKey| -> Option<&[(usize, usize)]> {
+        let &id = ids.get(key)?;
+        flat.get(*at.get(id)?..*at.get(id + 1)?)
+    };
     for i in 0..n {
         for k in 0..3 {
             if linked.get(i).is_some_and(|&m| m & (1 << k) != 0) {
@@ -86,7 +120,7 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
             let (Some(m1), Some(m2)) = (corner(i, k + 1), corner(i, k)) else {
                 continue;
             };
-            let Some(list) = edges.get(&edge_key(m1, m2)) else {
+            let Some(list) = list_of(&edge_key(m1, m2)) else {
                 continue;
             };
             let from = list.partition_point(|&(j, _)| j <= i);
@@ -116,55 +150,60 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     // Steps 3-4: the run from (start triangle, start corner), strip or fan.
     // `used`: 0 free, 1 emitted, 2 in the run being measured.
     let mut used: Vec<u8> = vec![0; n];
-    let run = |used: &mut Vec<u8>, start: usize, c0: usize, fan: bool| -> Vec<(usize, usize)> {
-        let mut out = vec![
-            (start, c0 % 3),
-            (start, (c0 + 1) % 3),
-            (start, (c0 + 2) % 3),
-        ];
-        if let Some(u) = used.get_mut(start) {
-            *u = 2;
-        }
-        let (mut t, mut c) = (start, c0);
-        loop {
-            let edge = if !fan && out.len() % 2 == 1 {
-                (c + 1) % 3
-            } else {
-                (c + 2) % 3
-            };
-            let Some((j, e)) = nb.get(t).and_then(|x| x.get(edge)).copied().flatten() else {
-                break;
-            };
-            if used.get(j).is_none_or(|&u| u != 0) {
-                break;
-            }
-            out.push((j, (e + 2) % 3));
-            if let Some(u) = used.get_mut(j) {
+    // The run is written into `out` (cleared first), a buffer reused for every candidate.
+    let run =
+        |used: &mut Vec<u8>, out: &mut Vec<(usize, usize)>, start: usize, c0: usize, fan: bool| {
+            out.clear();
+            out.extend_from_slice(&[
+                (start, c0 % 3),
+                (start, (c0 + 1) % 3),
+                (start, (c0 + 2) % 3),
+            ]);
+            if let Some(u) = used.get_mut(start) {
                 *u = 2;
             }
-            t = j;
-            c = e;
-        }
-        // Only the run's triangles were marked 2.
-        for &(t, _) in &out {
-            if let Some(u) = used.get_mut(t) {
-                *u = 0;
+            let (mut t, mut c) = (start, c0);
+            loop {
+                let edge = if !fan && out.len() % 2 == 1 {
+                    (c + 1) % 3
+                } else {
+                    (c + 2) % 3
+                };
+                let Some((j, e)) = nb.get(t).and_then(|x| x.get(edge)).copied().flatten() else {
+                    break;
+                };
+                if used.get(j).is_none_or(|&u| u != 0) {
+                    break;
+                }
+                out.push((j, (e + 2) % 3));
+                if let Some(u) = used.get_mut(j) {
+                    *u = 2;
+                }
+                t = j;
+                c = e;
             }
-        }
-        out
-    };
+            // Only the run's triangles were marked 2.
+            for &(t, _) in out.iter() {
+                if let Some(u) = used.get_mut(t) {
+                    *u = 0;
+                }
+            }
+        };
 
     // Step 5: greedy selection.
-    let mut commands: Vec<i16> = Vec::new();
+    // every triangle is emitted once: a count and three corners of four values at most
+    let mut commands: Vec<i16> = Vec::with_capacity(n * 13 + 1);
     let mut runs = 0usize;
     let mut peak: Vec<usize> = vec![n; n];
+    let mut r: Vec<(usize, usize)> = Vec::new();
+    let mut best: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < n {
         if used.get(i).is_some_and(|&u| u != 0) {
             i += 1;
             continue;
         }
-        let mut best: Vec<(usize, usize)> = Vec::new();
+        best.clear();
         let mut best_fan = false;
         let mut k = i;
         while k < n && best.len() < MAX_RUN {
@@ -176,9 +215,10 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
             let mut local_peak = 0;
             for fan in [false, true] {
                 for c in 0..3 {
-                    let r = run(&mut used, k, c, fan);
+                    run(&mut used, &mut r, k, c, fan);
                     if r.len() <= MAX_RUN && r.len() > best.len() {
-                        best = r.clone();
+                        best.clear();
+                        best.extend_from_slice(&r);
                         best_fan = fan;
                     }
                     local_peak = local_peak.max(r.len());
