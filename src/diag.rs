@@ -255,6 +255,8 @@ codes! {
     GsTextureNoRange = "E0513", Error;
     /// a texture found only under another case of its name
     GsTextureOtherCase = "W0500", Warning;
+    /// a texture named without `.bmp` is read from `NAME.bmp`
+    GsTextureAddedExtension = "W0501", Warning;
 
     // --- Source back end: geometry (E0600-E0649, W0600-W0649) --------------------------------
     /// a model has more bones than Source allows (128)

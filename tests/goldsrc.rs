@@ -673,3 +673,55 @@ fn without_cdtexture_textures_come_from_cd() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("error[E0500]"), "{}", stderr(&o));
 }
+
+/// The bundled example (`testdata/models/creature`, a Source project) builds for GoldSrc too:
+/// its materials are found as the BMPs beside it (W0501 says so once per texture), and the
+/// model holds what the project says — two body parts (horns or none), two skin families over
+/// three textures plus the albino skin, both sequences with the walk's motion taken out of the
+/// root (24 units along Y, `LY`), and the attachment.
+#[test]
+fn the_bundled_example_builds_for_goldsrc() {
+    let dir = scratch("bundled_goldsrc");
+    let project = Path::new(ROOT).join("testdata/models/creature/model.toml");
+    let o = mdlc(
+        &[
+            "build",
+            project.to_str().unwrap(),
+            "--target",
+            "goldsrc",
+            "--color",
+            "never",
+            "-o",
+            dir.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.matches("warning[W0501]").count(), 4, "{err}");
+    assert!(err.contains("0 errors and 4 warnings"), "{err}");
+    let bytes = std::fs::read(dir.join("creature/creature.mdl")).unwrap();
+    let p = read::parse(&bytes, None, &[]).unwrap();
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    let names = |v: Vec<&str>| v.join(",");
+    assert_eq!(
+        names(p.bodyparts.iter().map(|b| b.part.name.as_str()).collect()),
+        "body,horns"
+    );
+    assert_eq!(p.bodyparts[1].part.nummodels, 2); // horns or `blank`
+    assert_eq!(
+        names(p.textures.iter().map(|t| t.name.as_str()).collect()),
+        "creature_skin,creature_eyes,creature_horn,creature_skin_albino"
+    );
+    // family 1 replaces the skin (texture 0) by the albino one (texture 3)
+    assert_eq!(p.skins, vec![vec![0, 1, 2], vec![3, 1, 2]]);
+    assert_eq!(
+        names(p.sequences.iter().map(|s| s.desc.label.as_str()).collect()),
+        "idle,walk"
+    );
+    let walk = &p.sequences[1].desc;
+    assert_eq!(walk.numframes, 24);
+    assert_eq!(walk.motiontype, 0x80); // STUDIO_LY (goldsrc.md §5)
+    assert!((walk.linearmovement[1] - 24.0).abs() < 1e-4, "{walk:?}");
+    assert_eq!(p.attachments.len(), 1);
+}

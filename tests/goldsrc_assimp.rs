@@ -418,11 +418,19 @@ fn assimp_reads_every_goldsrc_model_mdlc_builds() {
     let Some(bin) = assimp() else { return };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut projects: Vec<(PathBuf, Vec<&str>)> = Vec::new();
-    // the hand-written models of the inspect tests (the other GoldSrc fixtures are sources
-    // for tests below the command line, without textures)
+    // the hand-written models of the inspect and held-out tests (the other GoldSrc fixtures
+    // are sources for tests below the command line, without textures)
     for qc in common::files_with_ext(&root.join("testdata/goldsrc/inspect"), &["qc"]) {
         projects.push((qc, vec![]));
     }
+    for qc in ["features/features.qc", "texorder/texorder.qc"] {
+        projects.push((root.join("testdata/goldsrc/heldout").join(qc), vec![]));
+    }
+    // the bundled example, built for GoldSrc
+    projects.push((
+        root.join("testdata/models/creature/model.toml"),
+        vec!["--target", "goldsrc"],
+    ));
     if let Some(corpus) = common::corpus_dir() {
         for qc in common::files_with_ext(&corpus.join("goldsrc-hl1/modelsrc"), &["qc"]) {
             projects.push((qc, vec![]));

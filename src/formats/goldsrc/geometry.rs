@@ -436,37 +436,67 @@ fn load_texture(
     };
     let mut nearest: Option<PathBuf> = None;
     let mut found: Option<PathBuf> = None;
-    for d in &dirs {
-        match find(fs, &d.join(&rel)) {
-            Lookup::Exact(p) => {
-                found = Some(p);
-                break;
-            }
-            Lookup::OtherCase(p) => {
-                diags.push(
-                    Diagnostic::new(
-                        Code::GsTextureOtherCase,
-                        format!("texture `{}` exists only as `{}`", m.name, p.display()),
-                        m.span,
-                        "the case of this name differs from the file's",
-                    )
-                    .with_note(format!(
-                        "the file `{}` is used; the model only builds as written on a file system that ignores case",
-                        p.display()
-                    )),
-                );
-                found = Some(p);
-                break;
-            }
-            Lookup::Missing { nearest: n } => {
-                if nearest.is_none() {
-                    nearest = n;
+    // A name without an extension (what SMDs made for Source have: material names) is also
+    // looked up as `NAME.bmp`, where Valve's tool fails; a warning says so.
+    let mut names = vec![rel.clone()];
+    if Path::new(&rel).extension().is_none() {
+        names.push(format!("{rel}.bmp"));
+    }
+    'search: for (k, name) in names.iter().enumerate() {
+        for d in &dirs {
+            match find(fs, &d.join(name)) {
+                Lookup::Exact(p) => {
+                    found = Some(p);
+                }
+                Lookup::OtherCase(p) => {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::GsTextureOtherCase,
+                            format!("texture `{}` exists only as `{}`", m.name, p.display()),
+                            m.span,
+                            "the case of this name differs from the file's",
+                        )
+                        .with_note(format!(
+                            "the file `{}` is used; the model only builds as written on a file system that ignores case",
+                            p.display()
+                        )),
+                    );
+                    found = Some(p);
+                }
+                Lookup::Missing { nearest: n } => {
+                    if nearest.is_none() {
+                        nearest = n;
+                    }
+                    continue;
                 }
             }
+            if k > 0 {
+                if let Some(p) = &found {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::GsTextureAddedExtension,
+                            format!("texture `{}` is read from `{}`", m.name, p.display()),
+                            m.span,
+                            "a material name without `.bmp`",
+                        )
+                        .with_note(
+                            "Valve's HL1 compiler opens the name as written and stops when there is no such file",
+                        )
+                        .with_note(format!("help: write `{name}` to build with Valve's tool too")),
+                    );
+                }
+            }
+            break 'search;
         }
     }
     let Some(path) = found else {
-        let searched: Vec<String> = dirs.iter().map(|d| format!("`{}`", d.display())).collect();
+        let searched: Vec<String> = dirs
+            .iter()
+            .map(|d| match d.as_os_str().is_empty() {
+                true => "`.`".to_string(),
+                false => format!("`{}`", d.display()),
+            })
+            .collect();
         let mut d = Diagnostic::new(
             Code::GsTextureNotFound,
             format!("texture `{}` not found", m.name),

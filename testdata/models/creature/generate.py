@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Generated the creature SMD files in this directory (creature_reference.smd,
-creature_horns.smd, creature_idle.smd, creature_walk.smd).
+creature_horns.smd, creature_idle.smd, creature_walk.smd) and the 8-bit BMP textures of its
+GoldSrc build (creature_skin.bmp, creature_skin_albino.bmp, creature_eyes.bmp,
+creature_horn.bmp).
 
 The SMDs are the deliverable and are committed as text; this script only documents how they
 were made. Run it from anywhere: `python3 generate.py` rewrites the four files next to it, byte for
@@ -251,7 +253,56 @@ def write(name, lines):
         f.write("\n".join(lines) + "\n")
 
 
+def bmp(width, height, palette, pixel):
+    """An uncompressed 8-bit BMP (the format GoldSrc textures use): `palette` is 256 (r, g, b)
+    entries, `pixel(x, y)` the palette index at column x of row y (row 0 at the top)."""
+    stride = (width + 3) // 4 * 4
+    rows = b""
+    for y in reversed(range(height)):  # BMP rows run bottom-up
+        row = bytes(pixel(x, y) for x in range(width))
+        rows += row + b"\0" * (stride - width)
+    pal = b"".join(bytes((b, g, r, 0)) for r, g, b in palette)
+    offset = 14 + 40 + len(pal)
+    head = b"BM" + (offset + len(rows)).to_bytes(4, "little") + b"\0\0\0\0"
+    head += offset.to_bytes(4, "little")
+    info = (40).to_bytes(4, "little") + width.to_bytes(4, "little") + height.to_bytes(4, "little")
+    info += (1).to_bytes(2, "little") + (8).to_bytes(2, "little") + b"\0" * 4
+    info += len(rows).to_bytes(4, "little") + b"\0" * 8 + (256).to_bytes(4, "little") + b"\0" * 4
+    return head + info + pal + rows
+
+
+def ramp(dark, light):
+    """256 colours from `dark` to `light`."""
+    return [tuple(round(d + (l - d) * i / 255) for d, l in zip(dark, light)) for i in range(256)]
+
+
+def textures():
+    """The GoldSrc textures (8-bit BMPs named after the SMD materials): a scaled skin, its albino
+    version, the eyes and the horns. Source builds use materials (VMT) instead and ignore them."""
+    def scales(x, y):
+        # a pattern of scales: bright centres, dark rims
+        cx, cy = x % 8 - 3.5, (y + (x // 8) * 4) % 8 - 3.5
+        return max(0, min(255, round(230 - 14 * (cx * cx + cy * cy))))
+
+    def eye(x, y):
+        d = math.hypot(x - 7.5, y - 7.5)
+        return 0 if d < 3 else (120 if d < 6 else 255)
+
+    def horn(x, y):
+        return max(0, min(255, round(255 - y * 7 + 20 * math.sin(x * 0.8))))
+
+    return {
+        "creature_skin.bmp": bmp(64, 64, ramp((40, 70, 30), (150, 190, 90)), scales),
+        "creature_skin_albino.bmp": bmp(64, 64, ramp((150, 140, 140), (255, 250, 245)), scales),
+        "creature_eyes.bmp": bmp(16, 16, ramp((10, 10, 10), (250, 200, 40)), eye),
+        "creature_horn.bmp": bmp(16, 32, ramp((60, 50, 40), (235, 225, 200)), horn),
+    }
+
+
 def main():
+    for name, data in textures().items():
+        with open(os.path.join(HERE, name), "wb") as f:
+            f.write(data)
     ref = reference()
     write("creature_reference.smd", reference_file(ref))
     write("creature_horns.smd", reference_file(horns()))
