@@ -605,6 +605,8 @@ impl Diagnostic {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// Where a QC `$include` first read this file (see [`Sources::reading_order`]).
+    included_at: Option<FileSpan>,
     /// Byte offsets of the line starts, found on the first line/column lookup: a clean build
     /// renders no diagnostic, so most files never need them.
     line_starts: OnceLock<Vec<u32>>,
@@ -615,6 +617,7 @@ impl SourceFile {
         Self {
             name,
             text,
+            included_at: None,
             line_starts: OnceLock::new(),
         }
     }
@@ -703,6 +706,33 @@ impl Sources {
         self.get(id).ok_or(files::Error::FileMissing)
     }
 
+    /// Records that a QC `$include` at `at` reads file `id` (the first inclusion counts).
+    pub fn note_include(&mut self, id: FileId, at: FileSpan) {
+        if let Some(f) = self.files.get_mut(id.0 as usize) {
+            if f.included_at.is_none() && at.file != id {
+                f.included_at = Some(at);
+            }
+        }
+    }
+
+    /// A key that orders positions as a QC reader meets them, the included files read where
+    /// their `$include` stands: the offsets of the `$include`s leading to `at`'s file, from the
+    /// main file down, then `at`'s own offset. Keys compare lexicographically.
+    pub fn reading_order(&self, at: FileSpan) -> Vec<u32> {
+        let mut key = vec![at.span.start];
+        let mut file = at.file;
+        // includes nest a bounded number of levels; the bound also stops a cycle
+        for _ in 0..64 {
+            let Some(site) = self.get(file).and_then(|f| f.included_at) else {
+                break;
+            };
+            key.push(site.span.start);
+            file = site.file;
+        }
+        key.reverse();
+        key
+    }
+
     /// Frees the text of every file no diagnostic of `diags` points into (their names and ids
     /// stay): what a finished build keeps to render its diagnostics.
     pub fn keep_cited(&mut self, diags: &[Diagnostic]) {
@@ -714,7 +744,8 @@ impl Sources {
         }
         for (f, keep) in self.files.iter_mut().zip(cited) {
             if !keep {
-                *f = SourceFile::new(std::mem::take(&mut f.name), String::new());
+                f.text = String::new();
+                f.line_starts = OnceLock::new();
             }
         }
     }

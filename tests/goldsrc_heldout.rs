@@ -256,3 +256,16 @@ fn a_texrendermode_before_the_body_lists_its_texture_first() {
     assert_eq!(p.header.numskinref, 2);
     assert_eq!(p.skins, vec![vec![0, 1], vec![0, 2]]);
 }
+
+/// The same `$texrendermode` in an included file read before the body: Valve's tool reads the
+/// include where it stands, so the texture order — and the whole file — is the same as with the
+/// command written in place.
+#[test]
+fn a_texrendermode_in_an_include_before_the_body_counts_where_it_is_included() {
+    let inline = build(&fixture("texorder/texorder.qc"));
+    let included = build(&fixture("texorder_include/texorder.qc"));
+    assert!(
+        file(&inline, "texorder.mdl") == file(&included, "texorder.mdl"),
+        "the two builds differ"
+    );
+}

@@ -427,6 +427,7 @@ impl Pre<'_> {
             }
         };
         let Some(id) = id else { return };
+        self.sources.note_include(id, kw.span);
         let lexer = Lexer::whole(id, self.sources.text(id));
         self.stack.push(Frame::File {
             lexer,

@@ -7,10 +7,10 @@
 //! textures (and fixes `numskinref` at the count so far). The model this back end receives lists
 //! mesh materials first, then those only named by `$texrendermode`, then those only named by the
 //! texture group — Valve's order whenever the `$texrendermode` lines follow every body and
-//! precede the texture group, as they usually do. Otherwise the two orders differ; the QC order
-//! is known here only when all those commands are in one file (their spans are then ordered by
-//! offset), so that is the case this module reorders. With commands spread over included files
-//! it keeps the model's order.
+//! precede the texture group, as they usually do. Otherwise the two orders differ, and this
+//! module reorders: the commands' positions are compared as the QC is read, an included file's
+//! commands where its `$include` stands ([`Sources::reading_order`]). Commands written inside a
+//! `$definemacro` body count where the macro is defined, not where it is used.
 
 use crate::diag::Sources;
 use crate::ir::model::{BodyOption, MaterialId, Model};
@@ -67,7 +67,7 @@ impl TextureOrder {
     }
 }
 
-/// What names textures, at which offset of the one QC file that holds all of them.
+/// What names textures, at which position of the QC as it is read.
 enum Event {
     Body(usize),
     RenderMode(usize),
@@ -79,22 +79,22 @@ enum Event {
 pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
     let n = model.materials.len();
     let keep = TextureOrder::identity(n, model.skins.num_ref);
-    let mut events: Vec<(u32, Event)> = Vec::new();
+    let mut events: Vec<(Vec<u32>, Event)> = Vec::new();
     let mut files = Vec::new();
     for (i, bp) in model.body_parts.iter().enumerate() {
         files.push(bp.span.file);
-        events.push((bp.span.span.start, Event::Body(i)));
+        events.push((sources.reading_order(bp.span), Event::Body(i)));
     }
     for (i, m) in model.materials.iter().enumerate() {
         if let Some(rm) = &m.render_mode {
             let at = rm.span.span();
             files.push(at.file);
-            events.push((at.span.start, Event::RenderMode(i)));
+            events.push((sources.reading_order(at), Event::RenderMode(i)));
         }
     }
     if let Some(g) = model.skins.span {
         files.push(g.file);
-        events.push((g.span.start, Event::Group));
+        events.push((sources.reading_order(g), Event::Group));
     }
     let Some(&file) = files.first() else {
         return keep;
@@ -102,10 +102,11 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
     let is_toml = std::path::Path::new(sources.name(file))
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    if is_toml || files.iter().any(|&f| f != file) {
+    if is_toml {
         return keep;
     }
-    events.sort_by_key(|e| e.0);
+    // stable: two events at one position keep the order above
+    events.sort_by(|a, b| a.0.cmp(&b.0));
 
     let mut seen = vec![false; n];
     let mut order = Vec::with_capacity(n);
