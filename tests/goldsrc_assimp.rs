@@ -14,7 +14,9 @@
 //! - the texture names, the bone names in order, the body parts with their models' names;
 //! - one animation per sequence blend, named after its sequence, and `blends × bones` channels;
 //! - the sequence groups, the sequences with their events, the attachments, hit boxes and bone
-//!   controllers (counted).
+//!   controllers (counted);
+//! - the model-space box of every vertex in the rest pose (Assimp places the bone-space vertices
+//!   with the bones' positions and angles; the test does it on its own in f64), within 1e-3.
 //!
 //! `MDLC_ASSIMP` names another `assimp` binary. Without one the test fails under CI
 //! (`CI=true`) and is skipped elsewhere with a message.
@@ -60,6 +62,19 @@ struct Info {
     channels: usize,
     /// The node hierarchy: (depth, name) per line below the root.
     nodes: Vec<(usize, String)>,
+    /// The scene's smallest and largest vertex coordinates (`Minimum point`, `Maximum point`).
+    min: Option<[f64; 3]>,
+    max: Option<[f64; 3]>,
+}
+
+/// `(x y z)` after a label.
+fn point(t: &str) -> Option<[f64; 3]> {
+    let inner = t.split_once('(')?.1.split_once(')')?.0;
+    let v: Vec<f64> = inner
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (v.len() == 3).then(|| [v[0], v[1], v[2]])
 }
 
 fn parse_info(text: &str) -> Info {
@@ -69,6 +84,14 @@ fn parse_info(text: &str) -> Info {
         let t = line.trim();
         if let Some(n) = t.strip_prefix("Animation Channels:") {
             info.channels = n.trim().parse().unwrap();
+            continue;
+        }
+        if t.starts_with("Minimum point") {
+            info.min = point(t);
+            continue;
+        }
+        if t.starts_with("Maximum point") {
+            info.max = point(t);
             continue;
         }
         if t.starts_with("Meshes:  (name)") {
@@ -196,6 +219,75 @@ fn corners(bytes: &[u8], mut at: usize) -> (Vec<[i16; 4]>, usize) {
         }
         tris += n.saturating_sub(2);
     }
+}
+
+/// The model-space bounds of every vertex a triangle uses, in the rest pose: each bone's
+/// matrix from its position and Euler angles (`R = Rz·Ry·Rx`, goldsrc.md §8.1) concatenated
+/// down from the root, applied to the bone-space vertices the file stores. Computed here in
+/// f64, independently of mdlc's own transforms.
+fn rest_bounds(bytes: &[u8], parsed: &read::Parsed) -> Option<([f64; 3], [f64; 3])> {
+    type M = [[f64; 4]; 3];
+    let local = |v: &[f32; 6]| -> M {
+        let (sx, cx) = f64::from(v[3]).sin_cos();
+        let (sy, cy) = f64::from(v[4]).sin_cos();
+        let (sz, cz) = f64::from(v[5]).sin_cos();
+        [
+            [
+                cz * cy,
+                cz * sy * sx - sz * cx,
+                cz * sy * cx + sz * sx,
+                f64::from(v[0]),
+            ],
+            [
+                sz * cy,
+                sz * sy * sx + cz * cx,
+                sz * sy * cx - cz * sx,
+                f64::from(v[1]),
+            ],
+            [-sy, cy * sx, cy * cx, f64::from(v[2])],
+        ]
+    };
+    let mul = |a: &M, b: &M| -> M {
+        let mut o = [[0.0; 4]; 3];
+        for (r, row) in o.iter_mut().enumerate() {
+            for (c, x) in row.iter_mut().enumerate() {
+                *x = (0..3).map(|k| a[r][k] * b[k][c]).sum::<f64>()
+                    + if c == 3 { a[r][3] } else { 0.0 };
+            }
+        }
+        o
+    };
+    let mut world: Vec<M> = Vec::new();
+    for b in &parsed.bones {
+        let l = local(&b.value);
+        let w = match usize::try_from(b.parent).ok().and_then(|p| world.get(p)) {
+            Some(p) => mul(p, &l),
+            None => l,
+        };
+        world.push(w);
+    }
+    let f32_at = |o: usize| f32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for bp in &parsed.bodyparts {
+        for m in &bp.models {
+            for mesh in &m.meshes {
+                for c in corners(bytes, mesh.triindex as usize).0 {
+                    let v = c[0] as usize;
+                    let bone = bytes[m.model.vertinfoindex as usize + v] as usize;
+                    let at = m.model.vertindex as usize + 12 * v;
+                    let p = [f32_at(at), f32_at(at + 4), f32_at(at + 8)].map(f64::from);
+                    let w = world.get(bone)?;
+                    for a in 0..3 {
+                        let x = w[a][0] * p[0] + w[a][1] * p[1] + w[a][2] * p[2] + w[a][3];
+                        lo[a] = lo[a].min(x);
+                        hi[a] = hi[a].max(x);
+                    }
+                }
+            }
+        }
+    }
+    (lo[0] <= hi[0]).then_some((lo, hi))
 }
 
 /// Compares Assimp's view of the model `main` (with its companions beside it) with the files.
@@ -367,6 +459,28 @@ fn check(bin: &Path, main: &Path) -> Result<(), String> {
             ours.to_string(),
             children(&info.nodes, &[node]).len().to_string(),
         );
+    }
+    // Assimp turns GoldSrc's Z-up space into its Y-up one: (x, y, z) → (−y, z, −x), so the
+    // file's box [lo, hi] is Assimp's [(−hi.y, lo.z, −hi.x), (−lo.y, hi.z, −lo.x)].
+    match (rest_bounds(&bytes, &parsed), info.min, info.max) {
+        (Some((lo, hi)), Some(amin), Some(amax)) => {
+            let want_min = [-hi[1], lo[2], -hi[0]];
+            let want_max = [-lo[1], hi[2], -lo[0]];
+            let close = |a: &[f64; 3], b: &[f64; 3]| {
+                a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (x - y).abs() <= 1e-3 + 1e-5 * x.abs())
+            };
+            if !close(&want_min, &amin) || !close(&want_max, &amax) {
+                errors.push(format!(
+                    "rest-pose vertex bounds: the file gives {want_min:?}..{want_max:?} (in Assimp's axes), Assimp {amin:?}..{amax:?}"
+                ));
+            }
+        }
+        (None, None, None) => {}
+        (ours, amin, amax) => errors.push(format!(
+            "rest-pose vertex bounds: the file gives {ours:?}, Assimp {amin:?}..{amax:?}"
+        )),
     }
     if errors.is_empty() {
         Ok(())
