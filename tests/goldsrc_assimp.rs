@@ -16,7 +16,11 @@
 //! - the sequence groups, the sequences with their events, the attachments, hit boxes and bone
 //!   controllers (counted);
 //! - the model-space box of every vertex in the rest pose (Assimp places the bone-space vertices
-//!   with the bones' positions and angles; the test does it on its own in f64), within 1e-3.
+//!   with the bones' positions and angles; the test does it on its own in f64), within 1e-3;
+//! - every frame of every animation (`assimp dump`): each bone's position and rotation as
+//!   Assimp decodes the run-length channels equal the file's, decoded by mdlc's `rle::decode`
+//!   and turned into a quaternion here (the root bones, which Assimp turns into its axes, are
+//!   left out).
 //!
 //! `MDLC_ASSIMP` names another `assimp` binary. Without one the test fails under CI
 //! (`CI=true`) and is skipped elsewhere with a message.
@@ -291,7 +295,8 @@ fn rest_bounds(bytes: &[u8], parsed: &read::Parsed) -> Option<([f64; 3], [f64; 3
 }
 
 /// Compares Assimp's view of the model `main` (with its companions beside it) with the files.
-fn check(bin: &Path, main: &Path) -> Result<(), String> {
+/// Returns how many bone frames of animation were compared.
+fn check(bin: &Path, main: &Path) -> Result<usize, String> {
     let dir = main.parent().unwrap();
     let name = main.file_name().unwrap();
     let out = Command::new(bin)
@@ -322,11 +327,26 @@ fn check(bin: &Path, main: &Path) -> Result<(), String> {
     let tfile = dir.join(format!("{stem}T.mdl"));
     let tbytes = std::fs::read(&tfile).ok();
     let hdr = read::header(&bytes).map_err(|e| e.0)?;
-    let groups: Vec<Vec<u8>> = (1..hdr.numseqgroups)
+    let group_files: Vec<Vec<u8>> = (1..hdr.numseqgroups)
         .map(|g| std::fs::read(dir.join(format!("{stem}{g:02}.mdl"))).unwrap())
         .collect();
-    let group_refs: Vec<&[u8]> = groups.iter().map(|g| g.as_slice()).collect();
+    let group_refs: Vec<&[u8]> = group_files.iter().map(|g| g.as_slice()).collect();
     let parsed = read::parse(&bytes, tbytes.as_deref(), &group_refs).map_err(|e| e.0)?;
+    let dump_path =
+        std::env::temp_dir().join(format!("mdlc-assimp-{}-{stem}.assxml", std::process::id()));
+    let dumped = Command::new(bin)
+        .current_dir(dir)
+        .arg("dump")
+        .arg(name)
+        .arg(&dump_path)
+        .arg("-r")
+        .output()
+        .unwrap();
+    let dump_text = std::fs::read_to_string(&dump_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&dump_path);
+    if !dumped.status.success() || dump_text.is_empty() {
+        return Err(format!("assimp dump fails ({})", dumped.status));
+    }
     if !parsed.problems.is_empty() {
         return Err(format!("mdlc's reader: {:?}", parsed.problems));
     }
@@ -482,11 +502,174 @@ fn check(bin: &Path, main: &Path) -> Result<(), String> {
             "rest-pose vertex bounds: the file gives {ours:?}, Assimp {amin:?}..{amax:?}"
         )),
     }
+    let frames = compare_animations(
+        &parsed,
+        &bytes,
+        &group_files,
+        &parse_dump(&dump_text),
+        &mut errors,
+    );
+    let animated = parsed.bones.iter().any(|b| b.parent >= 0)
+        && parsed.sequences.iter().any(|s| s.desc.numframes > 0);
+    if frames == 0 && animated && errors.is_empty() {
+        errors.push("no animation frame was compared".into());
+    }
     if errors.is_empty() {
-        Ok(())
+        Ok(frames)
     } else {
         Err(errors.join("\n    "))
     }
+}
+
+/// The animation keys of `assimp dump` (ASSXML): per animation, per node name, the position
+/// keys and the rotation keys (four numbers as printed).
+type Keys = Vec<(String, Vec<[f64; 3]>, Vec<[f64; 4]>)>;
+
+fn parse_dump(text: &str) -> Vec<Keys> {
+    let mut anims: Vec<Keys> = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t.starts_with("<Animation ") {
+            anims.push(Vec::new());
+        } else if let Some(rest) = t.strip_prefix("<NodeAnim node=\"") {
+            let name = rest.split('"').next().unwrap_or_default().to_string();
+            if let Some(a) = anims.last_mut() {
+                a.push((name, Vec::new(), Vec::new()));
+            }
+        } else if t.starts_with("<PositionKey ") || t.starts_with("<RotationKey ") {
+            let v: Vec<f64> = lines
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(|x| x.parse().unwrap())
+                .collect();
+            let Some(node) = anims.last_mut().and_then(|a| a.last_mut()) else {
+                continue;
+            };
+            if t.starts_with("<PositionKey ") {
+                node.1.push([v[0], v[1], v[2]]);
+            } else {
+                node.2.push([v[0], v[1], v[2], v[3]]);
+            }
+        }
+    }
+    anims
+}
+
+/// The quaternion (w, x, y, z) of `R = Rz(a[2])·Ry(a[1])·Rx(a[0])`.
+fn quat(a: [f64; 3]) -> [f64; 4] {
+    let (sr, cr) = (a[0] / 2.0).sin_cos();
+    let (sp, cp) = (a[1] / 2.0).sin_cos();
+    let (sy, cy) = (a[2] / 2.0).sin_cos();
+    [
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    ]
+}
+
+/// Compares every frame of every animation Assimp decodes with the files' own values, for
+/// every bone but the roots (Assimp turns those into its axes): position `value + v·scale` and
+/// rotation from `value + v·scale` Euler angles, each channel decoded from the file's run-length
+/// words (`goldsrc.md` §8.7, §9). Returns how many bone frames were compared.
+fn compare_animations(
+    parsed: &read::Parsed,
+    main: &[u8],
+    groups: &[Vec<u8>],
+    dump: &[Keys],
+    errors: &mut Vec<String>,
+) -> usize {
+    let nb = parsed.bones.len();
+    let mut compared = 0;
+    let mut a = 0usize;
+    for s in &parsed.sequences {
+        let d = &s.desc;
+        let file: &[u8] = match usize::try_from(d.seqgroup) {
+            Ok(0) => main,
+            Ok(g) => match groups.get(g - 1) {
+                Some(f) => f,
+                None => continue,
+            },
+            Err(_) => continue,
+        };
+        for (q, blend) in s.anims.iter().enumerate() {
+            let Some(keys) = dump.get(a) else {
+                errors.push(format!("Assimp has no animation {a} (`{}`)", d.label));
+                return compared;
+            };
+            a += 1;
+            for (j, (bone, anim)) in parsed.bones.iter().zip(blend).enumerate() {
+                if bone.parent < 0 {
+                    continue;
+                }
+                let Some((_, pos, rot)) = keys.iter().find(|k| k.0 == bone.name) else {
+                    errors.push(format!("`{}`: no keys for bone `{}`", d.label, bone.name));
+                    continue;
+                };
+                let frames = d.numframes as usize;
+                let at = d.animindex as usize + (q * nb + j) * 12;
+                let mut chan: Vec<Vec<f64>> = Vec::new();
+                for k in 0..6 {
+                    let raw = match anim.offset[k] {
+                        0 => vec![0i16; frames],
+                        o => {
+                            let from = at + usize::from(o);
+                            let words: Vec<u16> = file
+                                .get(from..)
+                                .unwrap_or_default()
+                                .chunks_exact(2)
+                                .map(|w| u16::from_le_bytes([w[0], w[1]]))
+                                .collect();
+                            match mdlc::formats::goldsrc::rle::decode(&words, frames) {
+                                Some(v) => v,
+                                None => {
+                                    errors.push(format!("`{}`: channel undecodable", d.label));
+                                    return compared;
+                                }
+                            }
+                        }
+                    };
+                    chan.push(
+                        raw.iter()
+                            .map(|&v| f64::from(bone.value[k] + f32::from(v) * bone.scale[k]))
+                            .collect(),
+                    );
+                }
+                if pos.len() != frames || rot.len() != frames {
+                    errors.push(format!(
+                        "`{}` bone `{}`: {frames} frames, Assimp has {} position and {} rotation keys",
+                        d.label,
+                        bone.name,
+                        pos.len(),
+                        rot.len()
+                    ));
+                    continue;
+                }
+                for f in 0..frames {
+                    let p = [chan[0][f], chan[1][f], chan[2][f]];
+                    let r = quat([chan[3][f], chan[4][f], chan[5][f]]);
+                    let pos_ok = p
+                        .iter()
+                        .zip(&pos[f])
+                        .all(|(x, y)| (x - y).abs() <= 1e-4 + 1e-5 * x.abs());
+                    // ASSXML prints x, y, z, w; q and −q are one rotation
+                    let r = [r[1], r[2], r[3], r[0]];
+                    let dot: f64 = r.iter().zip(&rot[f]).map(|(x, y)| x * y).sum();
+                    if !pos_ok || dot.abs() < 1.0 - 1e-6 {
+                        errors.push(format!(
+                            "`{}` bone `{}` frame {f}: the file gives {p:?} {r:?}, Assimp {:?} {:?}",
+                            d.label, bone.name, pos[f], rot[f]
+                        ));
+                        return compared;
+                    }
+                    compared += 1;
+                }
+            }
+        }
+    }
+    compared
 }
 
 /// `NAMET.mdl` or `NAMENN.mdl` beside a `NAME.mdl`.
@@ -558,17 +741,24 @@ fn assimp_reads_every_goldsrc_model_mdlc_builds() {
     let tmp = std::env::temp_dir().join(format!("mdlc-assimp-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut checked = 0;
+    let mut frames = 0;
     for (i, (project, extra)) in projects.iter().enumerate() {
         let out = tmp.join(i.to_string());
         std::fs::create_dir_all(&out).unwrap();
         let main = build(project, extra, &out);
         match check(&bin, &main) {
-            Ok(()) => checked += 1,
+            Ok(n) => {
+                checked += 1;
+                frames += n;
+            }
             Err(e) => failures.push(format!("{}:\n    {e}", project.display())),
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    println!("assimp read {checked} of {} GoldSrc models", projects.len());
+    println!(
+        "assimp read {checked} of {} GoldSrc models; {frames} bone frames of animation agree",
+        projects.len()
+    );
     assert!(
         failures.is_empty(),
         "{} of {} models disagree with Assimp:\n{}",
