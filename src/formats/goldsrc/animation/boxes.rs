@@ -185,9 +185,10 @@ fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
     {
         for l in 0..LANES {
             let p = x[l] * r0 + y[l] * r1 + z[l] * r2 + r3;
-            // `min`/`max` ignore a NaN, as `<`/`>` do; only the sign of a zero may differ.
-            lo[l] = lo[l].min(p);
-            hi[l] = hi[l].max(p);
+            // C's `if (p < lo) lo = p`: a NaN never wins, a tie keeps the value held (only
+            // the sign of a zero could tell); a compare and a select, one `minps`/`maxps`.
+            lo[l] = if p < lo[l] { p } else { lo[l] };
+            hi[l] = if p > hi[l] { p } else { hi[l] };
         }
     }
     let mut l = f32::INFINITY;
