@@ -22,7 +22,9 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-fn spec_of(qc: &Path) -> ProjectSpec {
+/// Reads a fixture as a GoldSrc project: the spec (when it reads), its sources, and the
+/// errors rendered.
+fn read(qc: &Path) -> (Option<ProjectSpec>, Sources, Vec<Diagnostic>) {
     let mut sources = Sources::new();
     let mut diags: Vec<Diagnostic> = Vec::new();
     let spec = read_project(
@@ -33,35 +35,30 @@ fn spec_of(qc: &Path) -> ProjectSpec {
         &mut sources,
         &mut diags,
     );
-    assert!(
-        !diags.iter().any(Diagnostic::is_error),
-        "{}",
-        diags
-            .iter()
-            .map(|d| mdlc::diag::render_plain(&sources, d))
-            .collect::<String>()
-    );
+    (spec, sources, diags)
+}
+
+fn errors(sources: &Sources, diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| mdlc::diag::render_plain(sources, d))
+        .collect()
+}
+
+fn spec_of(qc: &Path) -> ProjectSpec {
+    let (spec, sources, diags) = read(qc);
+    let errors = errors(&sources, &diags);
+    assert!(errors.is_empty(), "{errors}");
     spec.expect("the project reads")
 }
 
 /// Compiles a fixture: (file name, bytes) of every file written.
 fn build(qc: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut sources = Sources::new();
-    let mut diags: Vec<Diagnostic> = Vec::new();
-    let files = read_project(
-        qc,
-        InputKind::Qc,
-        &RealFs,
-        Some(Target::GoldSrc),
-        &mut sources,
-        &mut diags,
-    )
-    .and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags));
-    let errors: String = diags
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| mdlc::diag::render_plain(&sources, d))
-        .collect();
+    let (spec, mut sources, mut diags) = read(qc);
+    let files =
+        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags));
+    let errors = errors(&sources, &diags);
     let files = files.unwrap_or_else(|| panic!("no output:\n{errors}"));
     files
         .into_iter()

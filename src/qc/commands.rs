@@ -509,14 +509,19 @@ impl<'t> Parser<'t, '_> {
         if v.is_finite() {
             v
         } else {
-            self.push(Diagnostic::new(
-                Code::QcBadValue,
-                format!("`{}` is out of range", t.text),
-                t.span,
-                "not a finite number",
-            ));
+            self.out_of_range(t);
             0.0
         }
+    }
+
+    /// A number that is not finite (once read, or once stored in a float).
+    fn out_of_range(&mut self, t: &QcToken) {
+        self.push(Diagnostic::new(
+            Code::QcBadValue,
+            format!("`{}` is out of range", t.text),
+            t.span,
+            "not a finite number",
+        ));
     }
 
     /// [`read_f32`](Self::read_f32) without the final rounding to a float, for the few values
@@ -538,12 +543,7 @@ impl<'t> Parser<'t, '_> {
                 if v.is_finite() {
                     v
                 } else {
-                    self.push(Diagnostic::new(
-                        Code::QcBadValue,
-                        format!("`{}` is out of range", t.text),
-                        t.span,
-                        "not a finite number",
-                    ));
+                    self.out_of_range(t);
                     0.0
                 }
             }
