@@ -172,10 +172,21 @@ pub fn build_animation(
     let mut ranges: Vec<[(f32, f32); 6]> = vec![std::array::from_fn(start); nb];
     for p in &prepared {
         for fr in &p.blends {
-            for f in 0..fr.frames {
-                for (j, (bone, range)) in bones.iter().zip(ranges.iter_mut()).enumerate() {
+            // frame-major, bones within a frame (every blend is on the final skeleton of `nb`
+            // bones, `frames::relink`): every channel sees its frames in order
+            let per_frame = fr
+                .pos
+                .chunks_exact(nb.max(1))
+                .zip(fr.rot.chunks_exact(nb.max(1)));
+            for (pos, rot) in per_frame.take(fr.frames) {
+                for (((bone, range), p), r) in bones.iter().zip(ranges.iter_mut()).zip(pos).zip(rot)
+                {
                     for (k, (minv, maxv)) in range.iter_mut().enumerate() {
-                        let v = channel_delta(fr, f, j, k, bone.value[k]);
+                        let v = if k < 3 {
+                            p[k] - bone.value[k]
+                        } else {
+                            math::wrap_once(r[k - 3] - bone.value[k])
+                        };
                         if v < *minv {
                             *minv = v;
                         }
