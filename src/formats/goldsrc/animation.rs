@@ -216,6 +216,7 @@ pub fn build_animation(
     let verts = boxes::vertices(geometry);
     let bone_verts = boxes::BoneVerts::new(&verts);
     let mut values: Vec<i16> = Vec::new();
+    let mut words: Vec<u16> = Vec::new();
     for p in &mut prepared {
         let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &bone_verts);
         #[cfg(test)]
@@ -236,7 +237,7 @@ pub fn build_animation(
                         let v = channel_delta(fr, f, j, k, bone.value[k]);
                         ((v / scale) as i32) as i16
                     }));
-                    *ch = rle::encode(&values);
+                    *ch = rle::encode_with(&values, &mut words);
                     words_total += ch.as_ref().map_or(0, Vec::len);
                 }
                 // The distance from this bone's `mstudioanim_t` to the end of its values.

@@ -18,10 +18,18 @@ pub fn header(valid: u8, total: u8) -> u16 {
 /// `None` when the channel is omitted (offset 0): a single span holding the single value 0.
 /// An empty input gives `None` too (Valve's tool refuses it earlier).
 pub fn encode(values: &[i16]) -> Option<Vec<u16>> {
+    encode_with(values, &mut Vec::new())
+}
+
+/// [`encode`] building the words in `scratch` (a buffer reused from call to call), then
+/// returned in a vector of their exact length.
+pub fn encode_with(values: &[i16], scratch: &mut Vec<u16>) -> Option<Vec<u16>> {
     let (&first, rest) = values.split_first()?;
     let n = values.len();
     // out[h] is the current span header; valid/total are kept apart until the span closes.
-    let mut out: Vec<u16> = vec![0, first as u16];
+    let out = scratch;
+    out.clear();
+    out.extend_from_slice(&[0, first as u16]);
     let mut h = 0usize;
     let mut valid: u16 = 1;
     let mut total: u16 = 1;
@@ -35,7 +43,7 @@ pub fn encode(values: &[i16]) -> Option<Vec<u16>> {
         let prev = values.get(m - 1).copied().unwrap_or(v);
         if total == MAX_SPAN {
             // Too many frames in one span: a new span starts with this value.
-            close(&mut out, h, valid, total);
+            close(out, h, valid, total);
             h = out.len();
             out.push(0);
             valid = 1;
@@ -46,7 +54,7 @@ pub fn encode(values: &[i16]) -> Option<Vec<u16>> {
             let next_differs = m + 1 < n && values.get(m + 1).is_some_and(|&x| x != v);
             if v != prev || (!on_run && next_differs) {
                 if on_run {
-                    close(&mut out, h, valid, total);
+                    close(out, h, valid, total);
                     h = out.len();
                     out.push(0);
                     valid = 0;
@@ -58,11 +66,11 @@ pub fn encode(values: &[i16]) -> Option<Vec<u16>> {
         }
         total += 1;
     }
-    close(&mut out, h, valid, total);
+    close(out, h, valid, total);
     if out.len() == 2 && first == 0 {
         return None;
     }
-    Some(out)
+    Some(out.clone())
 }
 
 /// Decodes `frames` values from a channel (the run-time rule, `goldsrc.md` §9); `None` when the
