@@ -1014,21 +1014,31 @@ fn resize_texture(
     }
     let (sw, sh) = (bmp.width as i64, bmp.height as i64);
     let mut pixels = Vec::with_capacity((width * height) as usize);
+    let first_s = left.rem_euclid(sw);
     for i in 0..height {
         let t = (sh - height - top + i).rem_euclid(sh);
-        for j in 0..width {
-            let s = (left + j).rem_euclid(sw);
+        // s = (left + j) mod sw, stepped instead of divided for every texel
+        let mut s = first_s;
+        for _ in 0..width {
             pixels.push(bmp.at(s as usize, t as usize).unwrap_or(0));
+            s += 1;
+            if s == sw {
+                s = 0;
+            }
         }
     }
     let g = (f64::from(gamma) / 1.8) as f32;
-    let palette = bmp
-        .palette
-        .iter()
-        .map(|&c| {
+    // each of the 256 byte values once, not each of the 768 palette bytes
+    let curve: Vec<u8> = (0..=255u8)
+        .map(|c| {
             let x = f64::from(f32::from(c) / 255.0f32).powf(f64::from(g)) * 255.0;
             x as u8
         })
+        .collect();
+    let palette = bmp
+        .palette
+        .iter()
+        .map(|&c| curve.get(usize::from(c)).copied().unwrap_or(c))
         .collect();
     let mut flags = if tex.chrome { 0x03 } else { 0 };
     if let Some(rm) = &mat.render_mode {
