@@ -217,9 +217,11 @@ fn strictly_inside(bounds: &([f32; 3], [f32; 3]), r: &[f32; 4], lo: f32, hi: f32
     for i in 0..3 {
         let a = r[i] * mn[i];
         let b = r[i] * mx[i];
-        low += a.min(b);
-        high += a.max(b);
-        magnitude += a.abs().max(b.abs());
+        // compare and select (a NaN row makes `low`/`high` NaN either way: not inside)
+        low += if a < b { a } else { b };
+        high += if a > b { a } else { b };
+        let (aa, ab) = (a.abs(), b.abs());
+        magnitude += if aa > ab { aa } else { ab };
     }
     let margin = magnitude * 1e-5 + 1e-30;
     low - margin > lo && high + margin < hi
