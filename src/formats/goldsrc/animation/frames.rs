@@ -204,22 +204,25 @@ pub fn relink(
     blends
         .iter()
         .map(|bl| {
-            let mut out = Frames::zeroed(nb, numframes);
-            for (j, m) in map.iter().enumerate() {
-                for f in 0..numframes {
+            // every value is written, frame by frame, in the order they are stored
+            let mut pos = Vec::with_capacity(nb * numframes);
+            let mut rot = Vec::with_capacity(nb * numframes);
+            for f in 0..numframes {
+                for (j, m) in map.iter().enumerate() {
                     let (p, r) = match m {
                         Some(k) => (bl.frames.pos(f, *k), bl.frames.rot(f, *k)),
                         None => defaults.get(j).copied().unwrap_or_default(),
                     };
-                    if let Some(d) = out.pos_mut(f, j) {
-                        *d = p;
-                    }
-                    if let Some(d) = out.rot_mut(f, j) {
-                        *d = r;
-                    }
+                    pos.push(p);
+                    rot.push(r);
                 }
             }
-            out
+            Frames {
+                bones: nb,
+                frames: numframes,
+                pos,
+                rot,
+            }
         })
         .collect()
 }
