@@ -79,14 +79,12 @@ fn sin_cos(a: f32) -> (f32, f32) {
 /// `R_ConcatTransforms(in1, in2)`: `in1 · in2`, sums left to right in float.
 pub fn concat(a: &Matrix, b: &Matrix) -> Matrix {
     let mut out = [[0.0f32; 4]; 3];
-    for (i, row) in out.iter_mut().enumerate() {
+    for (row, ar) in out.iter_mut().zip(a) {
+        // the four columns side by side (one SIMD lane each), each sum in Valve's order
         for (j, o) in row.iter_mut().enumerate() {
-            let mut v = a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j];
-            if j == 3 {
-                v += a[i][3];
-            }
-            *o = v;
+            *o = ar[0] * b[0][j] + ar[1] * b[1][j] + ar[2] * b[2][j];
         }
+        row[3] += ar[3];
     }
     out
 }
