@@ -506,10 +506,9 @@ pub fn build_paths(
     out_dir: Option<&Path>,
     forced_target: Option<Target>,
 ) -> Build {
-    /// Appends `part` to `build`: its files get the next file ids (the text is kept only for files
-    /// a diagnostic points into; nothing else reads it after a build), its diagnostics follow.
-    /// Appends a project's build, whose sources hold only the texts its diagnostics cite
-    /// ([`Sources::keep_cited`]).
+    /// Appends `part` to `build`: its files get the next file ids (with the texts a finished
+    /// project keeps, those its diagnostics cite: [`Sources::keep_cited`]), its diagnostics
+    /// follow.
     fn join_build(build: &mut Build, part: Build) {
         let offset = build.report.sources.len() as u32;
         for i in 0..part.report.sources.len() {
@@ -609,6 +608,10 @@ pub fn build_paths(
         let mut build = Build::default();
         for path in &paths {
             build_one(path, out_dir, forced_target, &mut build);
+            // nothing reads a finished project's texts but its diagnostics
+            if paths.len() > 1 {
+                build.report.sources.keep_cited(&build.report.diagnostics);
+            }
         }
         return build;
     }

@@ -492,9 +492,12 @@ fn load_texture(
     let Some(path) = found else {
         let searched: Vec<String> = dirs
             .iter()
-            .map(|d| match d.as_os_str().is_empty() {
-                true => "`.`".to_string(),
-                false => format!("`{}`", d.display()),
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    "`.`".to_string()
+                } else {
+                    format!("`{}`", d.display())
+                }
             })
             .collect();
         let mut d = Diagnostic::new(
