@@ -71,14 +71,13 @@ pub fn add_text(
         return (sources.add(name, String::new()), false);
     }
     let (text, bad_utf8, nul) = match String::from_utf8(bytes) {
-        // `str::find` with a char searches with memchr: much faster than a byte loop.
         Ok(s) => {
-            let nul = s.find('\0');
+            let nul = memchr::memchr(0, s.as_bytes());
             (s, None, nul)
         }
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            let nul = e.as_bytes().iter().position(|&b| b == 0);
+            let nul = memchr::memchr(0, e.as_bytes());
             (
                 String::from_utf8_lossy(e.as_bytes()).into_owned(),
                 Some(at),
