@@ -318,6 +318,19 @@ fn plain_line(text: &str, base: u32, out: &mut Vec<Num>) -> bool {
     }
 }
 
+/// A vertex from its bone and the eight values after it (position, normal, uv), no links yet.
+fn rigid_vertex(line: Span, bone: i32, bone_span: Span, v: [f32; 8]) -> Vertex {
+    Vertex {
+        bone,
+        pos: [v[0], v[1], v[2]],
+        normal: [v[3], v[4], v[5]],
+        uv: [v[6], v[7]],
+        line,
+        bone_span,
+        ..Vertex::default()
+    }
+}
+
 struct Parser<'a> {
     src: &'a str,
     /// Scratch space of the fast vertex path.
@@ -343,6 +356,9 @@ struct Parser<'a> {
     duplicate_link: Repeated,
     /// Whether the file had anything besides blank lines and comments.
     saw_content: bool,
+    /// Whether a vertex line with links was read by the fast path (see
+    /// [`Parser::fast_vertex_line`]).
+    saw_links: bool,
     /// Whether a `version` line was seen, even a broken one (reported on its own).
     saw_version: bool,
 }
@@ -367,6 +383,7 @@ impl<'a> Parser<'a> {
             weight_sum: Repeated::default(),
             duplicate_link: Repeated::default(),
             saw_content: false,
+            saw_links: false,
             saw_version: false,
         }
     }
@@ -688,9 +705,32 @@ impl<'a> Parser<'a> {
     /// See [`Parser::line`]: `bone x y z nx ny nz u v [count bone weight …]` in a triangle,
     /// when every value is valid; any problem (the general path reports it) returns `false`.
     fn fast_vertex_line(&mut self, line: Span) -> bool {
+        // The rigid line (nine numbers, no links: every GoldSrc vertex) in one pass, as bone
+        // lines are read; a line with links is split into numbers first. Once a line had
+        // links, the file is taken to have them (Source exporters write them on every line)
+        // and the one-pass attempt is no longer made.
+        if !self.saw_links {
+            if let Some((bone, bone_span, v)) =
+                plain_numbers::<8>(self.text(line.start, line.end), line.start)
+            {
+                if !self.bone_known(bone) {
+                    return false;
+                }
+                self.saw_content = true;
+                self.add_vertex(rigid_vertex(line, bone, bone_span, v), true);
+                return true;
+            }
+        }
+        self.split_vertex_line(line)
+    }
+
+    /// [`Parser::fast_vertex_line`] for a line with links: split into numbers, then read.
+    #[inline(never)]
+    fn split_vertex_line(&mut self, line: Span) -> bool {
         let mut nums = std::mem::take(&mut self.nums);
         let done = plain_line(self.text(line.start, line.end), line.start, &mut nums)
             && self.fast_vertex(line, &nums);
+        self.saw_links |= nums.len() > 9;
         self.nums = nums;
         done
     }
@@ -710,15 +750,12 @@ impl<'a> Parser<'a> {
         if !self.bone_known(bone) {
             return false;
         }
-        let mut v = Vertex {
-            bone,
-            pos: [vals[0].value, vals[1].value, vals[2].value],
-            normal: [vals[3].value, vals[4].value, vals[5].value],
-            uv: [vals[6].value, vals[7].value],
+        let mut v = rigid_vertex(
             line,
-            bone_span: Span::new(first.start, first.end),
-            ..Vertex::default()
-        };
+            bone,
+            Span::new(first.start, first.end),
+            std::array::from_fn(|k| vals.get(k).map_or(0.0, |x| x.value)),
+        );
         if let Some(tc) = n.get(9) {
             // Links: every pair valid, or the general path reports what is wrong.
             let pairs = n.get(10..).unwrap_or(&[]);
