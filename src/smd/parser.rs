@@ -251,32 +251,10 @@ fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f
     (count == N + 1).then_some((v, span, vals))
 }
 
-/// The index of the first `\n` at or after `from`. SMD lines are short (about 60 bytes), too
-/// short for `memchr`'s set-up to pay off: this tests eight bytes at a time in a `u64`.
+/// The index of the first `\n` at or after `from` (the `memchr` crate: SIMD, with a set-up
+/// cheap enough for lines of about 60 bytes).
 fn find_newline(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = ONES * b'\n' as u64;
-    let rest = b.get(from..)?;
-    let mut chunks = rest.chunks_exact(8);
-    let mut at = from;
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        let x = u64::from_le_bytes(w) ^ NL;
-        // A zero byte of `x` (a `\n` of the text) sets its high bit here; the lowest set bit
-        // is exact (borrows only run towards higher bytes).
-        let found = x.wrapping_sub(ONES) & !x & HIGHS;
-        if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&c| c == b'\n')
-        .map(|i| at + i)
+    memchr::memchr(b'\n', b.get(from..)?).map(|i| from + i)
 }
 
 /// One number of a line read by [`plain_line`]: byte range in the file, kind, value.
