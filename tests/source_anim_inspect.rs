@@ -403,13 +403,9 @@ fn broken_animation_bytes_never_panic() {
     assert!(exercised > 100, "only {exercised} mutations read back");
 }
 
-/// The worked example of source-animation.md §10, compiled by mdlc and read back through
-/// `mdlc inspect --pose`: `root` carries the default +90° turn about Z in every frame, `child`
-/// sits at (10, 0, 0) and turns about Z by 0°, 22.5°, 45°, 67.5°, 90° (§10.6), each within one
-/// quantisation step (rotscale.z = π/2 ÷ 32767 ≈ 0.0027°); frame 2.5 lies half-way (56.25°).
-#[test]
-fn pose_of_an_mdlc_build() {
-    let dir = source_common::tmp("anim-inspect", "turn");
+/// Writes `ref.smd` into `dir`: bones `root` and `child` (at (10, 0, 0)), one triangle across
+/// both. Returns the `nodes` block for the animation files of the same skeleton.
+fn two_bone_reference(dir: &std::path::Path) -> &'static str {
     let nodes = "version 1\nnodes\n0 \"root\" -1\n1 \"child\" 0\nend\n";
     std::fs::write(
         dir.join("ref.smd"),
@@ -419,6 +415,17 @@ fn pose_of_an_mdlc_build() {
         ),
     )
     .unwrap();
+    nodes
+}
+
+/// The worked example of source-animation.md §10, compiled by mdlc and read back through
+/// `mdlc inspect --pose`: `root` carries the default +90° turn about Z in every frame, `child`
+/// sits at (10, 0, 0) and turns about Z by 0°, 22.5°, 45°, 67.5°, 90° (§10.6), each within one
+/// quantisation step (rotscale.z = π/2 ÷ 32767 ≈ 0.0027°); frame 2.5 lies half-way (56.25°).
+#[test]
+fn pose_of_an_mdlc_build() {
+    let dir = source_common::tmp("anim-inspect", "turn");
+    let nodes = two_bone_reference(&dir);
     let mut turn = format!("{nodes}skeleton\n");
     // θ = 0, π/8, π/4, 3π/8, π/2 (the spec's 0, 0.392699, 0.785398, 1.178097, 1.570796)
     for t in 0..5 {
@@ -503,15 +510,7 @@ fn pose_of_an_mdlc_build() {
 #[test]
 fn sectioned_animation_round_trip() {
     let dir = source_common::tmp("anim-inspect", "long");
-    let nodes = "version 1\nnodes\n0 \"root\" -1\n1 \"child\" 0\nend\n";
-    std::fs::write(
-        dir.join("ref.smd"),
-        format!(
-            "{nodes}skeleton\ntime 0\n0 0 0 0 0 0 0\n1 10 0 0 0 0 0\nend\ntriangles\nmat\n\
-             0 0 0 0 0 0 1 0 0\n1 10 0 0 0 0 1 1 0\n1 10 1 0 0 0 1 0 1\nend\n"
-        ),
-    )
-    .unwrap();
+    let nodes = two_bone_reference(&dir);
     let n = 3001usize;
     let child = |f: f32| -> ([f32; 3], [f32; 3]) {
         (

@@ -667,28 +667,24 @@ fn vtx_text(s: &mut String, ext: &str, x: &Vtx) {
 
 use super::read::{walk_chain, RAnim, RChain, RSeq};
 
-fn name_of_anim(m: &Mdl, a: i32) -> String {
-    usize::try_from(a)
+/// The name of entry `i` of `list` (`name` reads it), or `-` for an index out of range.
+fn name_at<T>(list: &[T], i: i32, name: impl Fn(&T) -> &str) -> String {
+    usize::try_from(i)
         .ok()
-        .and_then(|i| m.anims.get(i))
-        .map(|(n, _)| n.clone())
-        .unwrap_or_else(|| "-".into())
+        .and_then(|i| list.get(i))
+        .map_or_else(|| "-".into(), |x| name(x).to_string())
+}
+
+fn name_of_anim(m: &Mdl, a: i32) -> String {
+    name_at(&m.anims, a, |(n, _)| n)
 }
 
 fn name_of_seq(m: &Mdl, q: i32) -> String {
-    usize::try_from(q)
-        .ok()
-        .and_then(|i| m.seqs.get(i))
-        .map(|s| s.label.clone())
-        .unwrap_or_else(|| "-".into())
+    name_at(&m.seqs, q, |s| &s.label)
 }
 
 fn name_of_param(m: &Mdl, p: i32) -> String {
-    usize::try_from(p)
-        .ok()
-        .and_then(|i| m.pose_params.get(i))
-        .map(|x| x.name.clone())
-        .unwrap_or_else(|| "-".into())
+    name_at(&m.pose_params, p, |x| &x.name)
 }
 
 /// The transition table as rows, one per `from` node.
