@@ -123,7 +123,8 @@ fn header_textures_mirror_groups_and_nodes_follow_valves_rules() {
         [20.0, 1.0, 0.0]
     );
 
-    // §5 / `Cmd_SetTextureRendermode`: masked 0x40, additive 0x20; `glow.bmp` is named only by
+    // §5 / `Cmd_SetTextureRendermode`: masked 0x40, additive 0x20, each ORed into the flags, so
+    // `skin.bmp`, named masked and then additive, is both (0x60); `glow.bmp` is named only by
     // `$texrendermode`, so it is appended after the mesh's texture and (§8.3, used by no mesh,
     // no texture-group parent) takes texture 0's range: 4×4.
     let tex: Vec<(&str, i32, i32, i32)> = p
@@ -131,7 +132,7 @@ fn header_textures_mirror_groups_and_nodes_follow_valves_rules() {
         .iter()
         .map(|t| (t.name.as_str(), t.flags, t.width, t.height))
         .collect();
-    assert_eq!(tex, [("skin.bmp", 0x40, 4, 4), ("glow.bmp", 0x20, 4, 4)]);
+    assert_eq!(tex, [("skin.bmp", 0x60, 4, 4), ("glow.bmp", 0x20, 4, 4)]);
     // `$cliptotextures` has no effect (§6.2): the UVs cover [0, 1] of a 4×4 image, so the stored
     // texture is the whole image, rows as in the file read top-down.
     let t0 = p.textures[0].index as usize;

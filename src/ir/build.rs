@@ -1363,7 +1363,7 @@ impl Builder<'_> {
                 None => {
                     materials.push(Material {
                         name: name.clone(),
-                        render_mode: None,
+                        render_modes: Vec::new(),
                         used: used_here,
                         span,
                     });
@@ -1414,7 +1414,7 @@ impl Builder<'_> {
                     None => {
                         materials.push(Material {
                             name: name.value.clone(),
-                            render_mode: None,
+                            render_modes: Vec::new(),
                             used: false,
                             span: loc(name.span),
                         });
@@ -1425,7 +1425,7 @@ impl Builder<'_> {
         for rm in &self.spec.texture_render_modes {
             let (k, _) = find_or_add(materials, &rm.texture);
             if let Some(m) = materials.get_mut(k) {
-                m.render_mode = Some(rm.mode.clone());
+                m.render_modes.push(rm.mode.clone());
             }
         }
         let num_ref = materials.len();

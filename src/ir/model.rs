@@ -172,8 +172,10 @@ impl Model {
 pub struct Material {
     /// The first spelling seen (SMD material line, trimmed; may carry `.bmp`).
     pub name: String,
-    /// `$texrendermode` (GoldSrc): `additive` or `masked`, as written.
-    pub render_mode: Option<Spanned<String>>,
+    /// Every `$texrendermode` (GoldSrc) naming it, in QC order: `additive` or `masked`, as
+    /// written. Valve's tool ORs the flag of each into the texture (goldsrc.md §8.2), so a
+    /// texture named twice, once per mode, is both additive and masked.
+    pub render_modes: Vec<Spanned<String>>,
     /// Whether a triangle of some mesh uses it (materials only named by a texture group or a
     /// render mode are not).
     pub used: bool,

@@ -1044,7 +1044,7 @@ fn resize_texture(
         .map(|&c| curve.get(usize::from(c)).copied().unwrap_or(c))
         .collect();
     let mut flags = if tex.chrome { 0x03 } else { 0 };
-    if let Some(rm) = &mat.render_mode {
+    for rm in &mat.render_modes {
         match rm.value.as_str() {
             "additive" => flags |= 0x20,
             "masked" => flags |= 0x40,

@@ -86,7 +86,7 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
         events.push((sources.reading_order(bp.span), Event::Body(i)));
     }
     for (i, m) in model.materials.iter().enumerate() {
-        if let Some(rm) = &m.render_mode {
+        if let Some(rm) = m.render_modes.first() {
             let at = rm.span.span();
             files.push(at.file);
             events.push((sources.reading_order(at), Event::RenderMode(i)));
