@@ -11,9 +11,13 @@
 //!    model under `expected/`) and for all 42;
 //! 3. **CLI, one process for all 42**: `mdlc build q1.qc … q42.qc -o <tmp>` (projects built in
 //!    parallel), and the same for Valve's 35;
-//! 4. **the largest model alone** (most SMD bytes read): its CLI wall time and peak memory (max
-//!    RSS of the `mdlc` process, from `/usr/bin/time` when it is installed) and the peak memory
-//!    of compiling it in a fresh process in-process — to compare with Valve's 0.50 s and 43 MB.
+//! 4. **the largest corpus model alone** (most SMD bytes read: `strooper`, 8.1 MB): its CLI wall
+//!    time and peak memory (max RSS of the `mdlc` process, from `/usr/bin/time` when it is
+//!    installed) and the peak memory of compiling it in a fresh process in-process;
+//! 5. **a model the size of Valve's largest Half-Life model** (36 MB of SMD, for which Valve's
+//!    tool needs 0.50 s and 43 MB): no such model is in the corpus, so `strooper` is copied to
+//!    a temporary folder with copies of its animation files added as further sequences until
+//!    its SMD files reach 36 MB; its CLI wall time (best of 5) and peak memory.
 //!
 //! The CLI figures write files under the system's temporary folder.
 
@@ -261,12 +265,86 @@ fn main() {
     let mb =
         |kb: Option<u64>| kb.map_or("?".to_string(), |k| format!("{:.1} MB", k as f64 / 1024.0));
     println!(
-        "largest model {} ({:.1} MB of SMD): CLI {best_largest:.3} s ({:.1}x Valve's 0.50 s), peak memory {} (CLI), {} (in-process, fresh process); Valve: 43 MB",
+        "largest corpus model {} ({:.1} MB of SMD): CLI {best_largest:.3} s, peak memory {} (CLI), {} (in-process, fresh process)",
         short(&largest.1),
         largest.0 as f64 / 1e6,
-        0.50 / best_largest,
         mb(cli_kb),
         mb(fresh_kb)
     );
+    match valve_sized(&corpus, &out) {
+        Some((qc, smd_bytes)) => {
+            let name = qc.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+            let dir = qc.parent().map(Path::to_path_buf).unwrap_or_default();
+            let best = (0..cli_runs)
+                .map(|_| run_cli(&mdlc, &dir, &[name.as_os_str()], &out))
+                .fold(f64::INFINITY, f64::min);
+            println!(
+                "a model of {:.1} MB of SMD (strooper with copies of its animations): CLI {best:.3} s ({:.1}x Valve's 0.50 s for its 36 MB model), peak memory {} (Valve: 43 MB)",
+                smd_bytes as f64 / 1e6,
+                0.50 / best,
+                mb(cli_peak_kb(&mdlc, &qc, &out))
+            );
+        }
+        None => println!("a model of 36 MB of SMD: could not be made (strooper missing?)"),
+    }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Copies the corpus's `modelsrc` to a folder under `tmp` and adds to `strooper.qc` sequences
+/// on copies of its animation files (`cN_NAME.smd`) until its SMD files total 36 MB. Returns
+/// the QC and its SMD bytes.
+fn valve_sized(corpus: &Path, tmp: &Path) -> Option<(PathBuf, u64)> {
+    fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(to)?;
+        for e in std::fs::read_dir(from)? {
+            let e = e?;
+            let target = to.join(e.file_name());
+            if e.file_type()?.is_dir() {
+                copy_tree(&e.path(), &target)?;
+            } else {
+                std::fs::copy(e.path(), &target)?;
+            }
+        }
+        Ok(())
+    }
+    let root = tmp.join("valve-sized");
+    let _ = std::fs::remove_dir_all(&root);
+    copy_tree(&corpus.join("modelsrc"), &root).ok()?;
+    let dir = root.join("models/strooper");
+    let qc = dir.join("strooper.qc");
+    let mut text = String::from_utf8_lossy(&std::fs::read(&qc).ok()?).into_owned();
+    let size = |d: &Path| -> u64 {
+        std::fs::read_dir(d)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let mut total = size(&dir.join("animations")) + size(&dir.join("meshes"));
+    let mut anims: Vec<PathBuf> = std::fs::read_dir(dir.join("animations"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    anims.sort();
+    let target = 36_000_000u64;
+    'copies: for k in 1..100 {
+        for a in &anims {
+            if total >= target {
+                break 'copies;
+            }
+            let stem = a.file_stem()?.to_string_lossy().into_owned();
+            let copy = format!("c{k}_{stem}");
+            std::fs::copy(a, dir.join("animations").join(format!("{copy}.smd"))).ok()?;
+            total += std::fs::metadata(a).ok()?.len();
+            text.push_str(&format!(
+                "\n$sequence \"{copy}\" \"animations/{copy}\" fps 30\n"
+            ));
+        }
+    }
+    std::fs::write(&qc, text).ok()?;
+    Some((qc, total))
 }
