@@ -307,6 +307,10 @@ codes! {
     GsBoneWithoutVertices = "W0541", Warning;
     /// parts of the output path that would leave the `-o` folder are dropped
     OutputPathOutside = "W0542", Warning;
+    /// a GoldSrc model without `$modelname` is named after its project file
+    GsNoModelName = "W0543", Warning;
+    /// Valve's HL1 compiler would strip a `$modelname` written with `\` elsewhere than mdlc's output path
+    GsHeaderNameDiffers = "W0544", Warning;
 
     // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
     // (qc::tokens adds its codes here)
@@ -447,7 +451,7 @@ codes! {
     BuildFileOtherCase = "W0401", Warning;
     /// a texture group names a material that no mesh uses
     BuildUnusedGroupMaterial = "W0402", Warning;
-    /// a texture group after the first is ignored
+    /// a texture group after the first makes no skins
     BuildExtraTextureGroup = "W0403", Warning;
     /// two sequences of a GoldSrc model have the same name
     BuildDuplicateSequenceGoldSrc = "W0404", Warning;
@@ -459,6 +463,8 @@ codes! {
     BuildNoTriangles = "W0407", Warning;
     /// texture group rows have different lengths
     BuildTextureGroupRows = "W0408", Warning;
+    /// a GoldSrc animation has frames at times Valve's HL1 compiler does not read (below 0, above 2047)
+    BuildFramesNotRead = "W0409", Warning;
 }
 
 impl fmt::Display for Code {

@@ -145,6 +145,24 @@ pub fn check_smd(sources: &Sources, id: FileId, diags: &mut Vec<Diagnostic>) -> 
         .then_some(model)
 }
 
+/// `mdlc check` on one SMD/VTA file outside a project: [`check_smd`], then the rules that
+/// depend on the engine, Source's unless `target` is GoldSrc (a negative `time`, `E0132`).
+pub fn check_lone_smd(
+    sources: &Sources,
+    id: FileId,
+    target: Option<Target>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<SmdModel> {
+    let smd = check_smd(sources, id, diags)?;
+    match smd.negative_time {
+        Some(neg) if target != Some(Target::GoldSrc) => {
+            diags.push(crate::ir::lower::negative_time_error(&smd, neg));
+            None
+        }
+        _ => Some(smd),
+    }
+}
+
 /// `mdlc check` on SMD/VTA files only (kept for the tests written against it).
 pub fn check_files(paths: &[impl AsRef<Path>]) -> Report {
     check_paths(paths, None)
@@ -262,7 +280,7 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                     let (id, ok) =
                         add_text(&mut report.sources, &name, bytes, &mut report.diagnostics);
                     if ok {
-                        check_smd(&report.sources, id, &mut report.diagnostics);
+                        check_lone_smd(&report.sources, id, forced_target, &mut report.diagnostics);
                     }
                 }
                 Err(e) => {
@@ -382,9 +400,12 @@ pub struct Build {
 }
 
 /// The output path (without `.mdl`) for a model: `$modelname` without its extension, relative
-/// to the current directory like Valve's tool; without `$modelname`, the project path without
-/// its extension. With `out_dir`, the path is put under it, and parts that would leave it
-/// (`..`, a root) are dropped with a warning.
+/// to the current directory like Valve's tool, with `\` taken as a folder separator as Valve's
+/// Windows build does; without `$modelname`, the project path without its extension (beside
+/// the project, the name Valve's tool gives when run from the project's folder). With
+/// `out_dir`, the path is put under it (without `$modelname`: the project's file name only),
+/// and parts that would leave it (`..`, a root, a drive such as `C:`) are dropped with a
+/// warning.
 pub fn output_path(
     model: &crate::ir::model::Model,
     project: &Path,
@@ -394,15 +415,22 @@ pub fn output_path(
     use std::path::{Component, PathBuf};
     let base = match &model.name {
         Some(n) => crate::formats::goldsrc::compile::output_base(&n.value.replace('\\', "/")),
-        None => project.with_extension("").to_string_lossy().into_owned(),
+        None => match out_dir {
+            Some(_) => project_stem(project),
+            None => project.with_extension("").to_string_lossy().into_owned(),
+        },
     };
     let Some(dir) = out_dir else {
         return PathBuf::from(base);
     };
     let mut kept = PathBuf::new();
     let mut dropped = Vec::new();
-    for c in Path::new(&base).components() {
+    for (i, c) in Path::new(&base).components().enumerate() {
         match c {
+            // a Windows drive (`C:\models\x.mdl`) is a root too
+            Component::Normal(p) if i == 0 && is_drive(&p.to_string_lossy()) => {
+                dropped.push(p.to_string_lossy().into_owned());
+            }
             Component::Normal(p) => kept.push(p),
             Component::CurDir => {}
             Component::ParentDir => {
@@ -439,8 +467,25 @@ pub fn output_path(
     dir.join(kept)
 }
 
+/// `C:` and the like: a drive letter and a colon.
+fn is_drive(part: &str) -> bool {
+    let b = part.as_bytes();
+    b.len() == 2 && b.first().is_some_and(u8::is_ascii_alphabetic) && b.get(1) == Some(&b':')
+}
+
+/// The project's file name without its extension (`dir/foo.qc` → `foo`).
+fn project_stem(project: &Path) -> String {
+    project
+        .file_stem()
+        .map_or_else(|| "model".to_string(), |s| s.to_string_lossy().into_owned())
+}
+
 /// Reads a project and compiles it for GoldSrc: the header name and the files' bytes, named
 /// from `base` (see [`output_path`]). `None` when an error was reported.
+///
+/// Without `$modelname`, the model is named after the project file (`foo.qc` → `foo.mdl` in
+/// the header, group files `models\foo01.mdl`), as Valve's tool names it after the QC path
+/// it is given when run from the QC's folder; a warning says so.
 pub fn compile_goldsrc(
     spec: &ProjectSpec,
     fs: &dyn Fs,
@@ -450,11 +495,37 @@ pub fn compile_goldsrc(
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
     let model = crate::ir::build::build_model(spec, fs, sources, diags)?;
     let base = output_path(&model, &spec.source, out_dir, diags);
-    let mut gs = crate::formats::goldsrc::compile::compile(&model, fs, sources, diags)?;
-    if model.name.is_none() {
-        // Valve's tool names the model after the QC path as given.
-        gs.name = format!("{}.mdl", spec.source.with_extension("").display());
+    let default_name = spec
+        .source
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    match &model.name {
+        Some(n) => header_name_differs(n, diags),
+        None => {
+            let name = default_name.as_deref().unwrap_or("model");
+            let header = format!(
+                "{}.mdl",
+                crate::formats::goldsrc::compile::valve_strip_extension(name)
+            );
+            let message =
+                format!("no `$modelname` in `{name}`: the model is named `{header}` after it");
+            let d = Diagnostic::about_file(
+                Code::GsNoModelName,
+                message,
+                spec.source.display().to_string(),
+            )
+            .with_note("Valve's HL1 compiler names a model without `$modelname` after the QC path it is given (run from the QC's folder: the QC's file name), with `.mdl` for the extension")
+            .with_note("help: add `$modelname \"NAME.mdl\"` to choose the name");
+            diags.push(d);
+        }
     }
+    let gs = crate::formats::goldsrc::compile::compile_named(
+        &model,
+        default_name.as_deref(),
+        fs,
+        sources,
+        diags,
+    )?;
     let base_str = base.to_string_lossy().into_owned();
     Some(
         crate::formats::goldsrc::write::write_files(&gs, &base_str)
@@ -462,6 +533,29 @@ pub fn compile_goldsrc(
             .map(|(p, b)| (std::path::PathBuf::from(p), b))
             .collect(),
     )
+}
+
+/// Warns when Valve's `StripExtension`, which stops only at `/`, would cut a `$modelname`
+/// written with `\` elsewhere than mdlc's output path does (`..\models\foo`, a `.` in a folder
+/// name): the header keeps Valve's name, the files go where the path says.
+fn header_name_differs(name: &crate::project::spec::Spanned<String>, diags: &mut Vec<Diagnostic>) {
+    use crate::formats::goldsrc::compile::{output_base, valve_strip_extension};
+    let valve = valve_strip_extension(&name.value);
+    let ours = output_base(&name.value);
+    if valve == ours {
+        return;
+    }
+    diags.push(
+        Diagnostic::new(
+            Code::GsHeaderNameDiffers,
+            format!("Valve's HL1 compiler names this model `{valve}.mdl`, not `{ours}.mdl`"),
+            name.span.span(),
+            "this name",
+        )
+        .with_note("Valve's tool removes the extension from the last `.` back to the nearest `/`, and does not stop at `\\`")
+        .with_note(format!("the header's name field keeps Valve's `{valve}.mdl`; the files are named after `{ours}`"))
+        .with_note("help: end the name with `.mdl`, or write `/` between folders"),
+    );
 }
 
 /// Reads a project and compiles it for Source: `<base>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`

@@ -46,7 +46,8 @@ enum Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// The engine to check a project for (default: the project's `target`; for a QC,
-        /// inferred from its commands)
+        /// inferred from its commands; a lone SMD/VTA file is checked by Source's rules unless
+        /// this says goldsrc)
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
         #[command(flatten)]

@@ -54,6 +54,32 @@ fn exit_0_on_a_valid_file() {
     assert_eq!(stdout(&o), "");
 }
 
+/// A negative `time` is refused by Valve's Source compiler and skipped by Valve's HL1 compiler:
+/// a lone SMD is checked by Source's rules unless `--target goldsrc` asks for GoldSrc's.
+#[test]
+fn a_negative_time_is_an_error_except_for_goldsrc() {
+    const NEG: &str = "testdata/smd/err/negative_frame.smd";
+    let o = mdlc(&["check", NEG]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0132]"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("negative_frame.smd:11:6"),
+        "{}",
+        stderr(&o)
+    );
+    let o = mdlc(&["check", "--target", "goldsrc", NEG]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // a project built for Source refuses the file where it is loaded, with its span
+    let qc = "testdata/goldsrc/heldout/negative_time/negative_time.qc";
+    let o = mdlc(&["check", "--target", "source", qc]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0132]"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("walk.smd:"), "{}", stderr(&o));
+    let o = mdlc(&["check", "--target", "goldsrc", qc]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning[W0409]"), "{}", stderr(&o));
+}
+
 #[test]
 fn exit_0_with_warnings_only() {
     let o = mdlc(&["check", OK_WITH_WARNING]);

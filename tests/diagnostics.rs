@@ -6,7 +6,7 @@
 //!   cannot hold a comment (binary, empty) has the line in a sidecar `NAME.expect` instead.
 //!
 //! Every fixture is checked exactly as `mdlc check` does it (`driver::add_text` then
-//! `driver::check_smd`), and its plain and JSON renderings are snapshots in `tests/snapshots/`.
+//! `driver::check_lone_smd`), and its plain and JSON renderings are snapshots in `tests/snapshots/`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -55,7 +55,7 @@ fn check(path: &Path) -> (Sources, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let (id, ok) = driver::add_text(&mut sources, &relative(path), bytes, &mut diags);
     if ok {
-        driver::check_smd(&sources, id, &mut diags);
+        driver::check_lone_smd(&sources, id, None, &mut diags);
     }
     (sources, diags)
 }

@@ -267,3 +267,269 @@ fn a_texrendermode_in_an_include_before_the_body_counts_where_it_is_included() {
         "the two builds differ"
     );
 }
+
+/// Every file a build writes: (full path, bytes).
+type Files = Vec<(PathBuf, Vec<u8>)>;
+
+/// Reads and compiles a fixture with `out_dir`: every file written, or `None`, and the codes of
+/// the diagnostics.
+fn build_in(qc: &Path, out_dir: Option<&Path>) -> (Option<Files>, Vec<String>) {
+    let (spec, mut sources, mut diags) = read(qc);
+    let files =
+        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, out_dir, &mut sources, &mut diags));
+    let codes = diags.iter().map(|d| d.code.as_str().to_string()).collect();
+    (files, codes)
+}
+
+fn count(codes: &[String], code: &str) -> usize {
+    codes.iter().filter(|c| *c == code).count()
+}
+
+#[test]
+fn every_texture_group_adds_its_textures_but_only_the_first_makes_skins() {
+    let (files, codes) = build_in(&fixture("texgroups/texgroups.qc"), None);
+    // the two later groups are reported, and only they
+    assert_eq!(count(&codes, "W0403"), 2, "{codes:?}");
+    let files: Vec<(String, Vec<u8>)> = files
+        .expect("the model builds")
+        .into_iter()
+        .map(|(p, b)| (p.file_name().unwrap().to_string_lossy().into_owned(), b))
+        .collect();
+    let main = file(&files, "texgroups.mdl");
+    let p = read::parse(main, None, &[]).unwrap();
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    // §8.2 / `lookup_texture` from `Cmd_TextureGroup`, run for every group: the mesh textures
+    // (first.bmp, second.bmp, SMD order), then third.bmp (group 1), fourth.bmp (group 2),
+    // fifth.bmp (group 3), each read from its BMP and written.
+    // §8.3 / `SetSkinValues`: a texture no mesh uses takes the range of its `parent`, which
+    // `Cmd_TextureGroup` sets, for rows after the first of every group, to the texture at the
+    // same position of that group's first row, the last group naming it winning:
+    // * third.bmp: group 1 says first.bmp, group 3 says second.bmp → second's range, s 0..7,
+    //   t 0..1 (UVs over [0, 1] of an 8×2 image): 8×2;
+    // * fourth.bmp: group 2 says second.bmp → 8×2;
+    // * fifth.bmp: position 1 of group 3, whose first row has one texture: the zeroed slot,
+    //   texture 0 (first.bmp, s 0..3, t 0..3): 4×4.
+    let tex: Vec<(&str, i32, i32)> = p
+        .textures
+        .iter()
+        .map(|t| (t.name.as_str(), t.width, t.height))
+        .collect();
+    assert_eq!(
+        tex,
+        [
+            ("first.bmp", 4, 4),
+            ("second.bmp", 8, 2),
+            ("third.bmp", 8, 2),
+            ("fourth.bmp", 8, 2),
+            ("fifth.bmp", 4, 4)
+        ]
+    );
+    // §8.3 `ResizeTexture`: output row i = source row (srcheight − height − min_t + i), column
+    // j = min_s + j (source rows top-down). The BMPs hold, top-down, third 8×8: 8·r + c;
+    // fourth 16×4: 16·r + c; fifth 8×8: 128 + 8·r + c.
+    let pixels = |i: usize| {
+        let t = &p.textures[i];
+        let at = t.index as usize;
+        main[at..at + (t.width * t.height) as usize].to_vec()
+    };
+    // third: rows 8 − 2 + i = 6, 7
+    assert_eq!(
+        pixels(2),
+        [(48..56).collect::<Vec<u8>>(), (56..64).collect()].concat()
+    );
+    // fourth: rows 4 − 2 + i = 2, 3, columns 0..7
+    assert_eq!(
+        pixels(3),
+        [(32..40).collect::<Vec<u8>>(), (48..56).collect()].concat()
+    );
+    // fifth: rows 8 − 4 + i = 4..7, columns 0..3
+    let fifth: Vec<u8> = (4..8u8)
+        .flat_map(|r| (0..4u8).map(move |c| 128 + 8 * r + c))
+        .collect();
+    assert_eq!(pixels(4), fifth);
+    // `Cmd_TextureGroup` / `SetSkinValues`: only the first group makes families; numskinref =
+    // textures known when it is read (2); family 1 replaces first.bmp (0) with third.bmp (2).
+    assert_eq!(p.header.numskinref, 2);
+    assert_eq!(p.skins, vec![vec![0, 1], vec![2, 1]]);
+}
+
+#[test]
+fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
+    let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
+    // every quoted word is an option or a file that exists: nothing to report
+    assert!(codes.is_empty(), "{codes:?}");
+    let files = files.expect("the model builds");
+    assert_eq!(files.len(), 1);
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    let seq = |i: usize| &p.sequences[i].desc;
+    // `Cmd_Sequence` on `"idle" "loop" "fps" "15" "ACT_IDLE" "2" "LX"`: one blend (idle.smd),
+    // LOOPING (§5: 0x1), fps 15, activity ACT_IDLE = 1 (§6.4) with weight 2, motion LX = 0x40.
+    let idle = seq(0);
+    assert_eq!(idle.label, "idle");
+    assert_eq!(idle.numblends, 1);
+    assert_eq!(idle.flags, 1);
+    assert_eq!(idle.fps, 15.0);
+    assert_eq!((idle.activity, idle.actweight), (1, 2));
+    assert_eq!(idle.motiontype, 0x40);
+    // §8.6 / `ExtractMotion`: the root's y goes 0, 2, 4; the default +90° turn puts it on x
+    // as c·x − s·y = −y (s = 1.0 as a float); LX moves x from frame 0 to the last: −4 − 0.
+    assert_eq!(idle.numframes, 3);
+    assert_eq!(idle.linearmovement, [-4.0, 0.0, 0.0]);
+    // `"frame" "1" "2"`: times 1..2 of walk.smd's 0..3; `"rtransition" "1" "2"`: entry 1,
+    // exit 2, nodeflags 1; `"blend" "XR" "-10" "10"`: blendtype XR = 0x8 (§5).
+    let walk = seq(1);
+    assert_eq!(walk.numframes, 2);
+    assert_eq!((walk.entrynode, walk.exitnode, walk.nodeflags), (1, 2, 1));
+    assert_eq!(walk.blendtype[0], 0x8);
+    assert_eq!((walk.blendstart[0], walk.blendend[0]), (-10.0, 10.0));
+    // `strnicmp(…, 4)` / `(…, 5)`: `"looping"` is `loop`, `"Frames" 0 1` is `frame 0 1`.
+    let run = seq(2);
+    assert_eq!((run.flags, run.numframes, run.numblends), (1, 2, 1));
+}
+
+#[test]
+fn a_modelname_with_backslashes_is_a_path_and_is_stored_as_written() {
+    let dir = std::env::temp_dir().join(format!("mdlc-heldout-bs-{}", std::process::id()));
+    let (files, codes) = build_in(&fixture("modelname_backslash/bs.qc"), Some(&dir));
+    assert!(
+        codes
+            .iter()
+            .all(|c| c.starts_with('W') || c.starts_with('N')),
+        "{codes:?}"
+    );
+    let files = files.expect("the model builds");
+    // §2 / `WriteFile`: group files, then `T.mdl`, then the main file, each `outname` with its
+    // suffix; Valve's Windows build takes `\` as a folder separator, so `models\bs` is the
+    // file `bs` in folder `models` (under `-o DIR`).
+    let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            dir.join("models").join("bs01.mdl"),
+            dir.join("models").join("bsT.mdl"),
+            dir.join("models").join("bs.mdl")
+        ]
+    );
+    let (group, textures, main) = (&files[0].1, &files[1].1, &files[2].1);
+    let p = read::parse(main, Some(textures), &[group]).unwrap();
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    // `WriteFile`: the header's name is `outname` (StripExtension, then `.mdl`) as written.
+    assert_eq!(p.header.name, "models\\bs.mdl");
+    // §4.2 / `ExtractFileBase` (`\` a separator in the Windows build): `models\bs01.mdl`,
+    // in the group record and in the group file's own header; `T.mdl` has an empty name.
+    assert_eq!(p.seqgroups[1].name, "models\\bs01.mdl");
+    assert_eq!(&group[8..25], b"models\\bs01.mdl\0\0");
+    assert_eq!(&textures[8..12], b"\0\0\0\0");
+
+    // `..\` leaves DIR: dropped with W0542, as `../` is.
+    let (files, codes) = build_in(&fixture("modelname_backslash/up.qc"), Some(&dir));
+    assert_eq!(count(&codes, "W0542"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    assert_eq!(files[0].0, dir.join("models").join("up.mdl"));
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert_eq!(p.header.name, "..\\models\\up.mdl");
+
+    // `cmdlib.c` `StripExtension` stops only at `/`: in `..\models\noext` it cuts at the `.`
+    // of `..`, so Valve's header name is `.` + `.mdl`; mdlc keeps that in the header, writes
+    // the file where the path says, and warns (W0544).
+    let (files, codes) = build_in(&fixture("modelname_backslash/noext.qc"), Some(&dir));
+    assert_eq!(count(&codes, "W0544"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    assert_eq!(files[0].0, dir.join("models").join("noext.mdl"));
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert_eq!(p.header.name, "..mdl");
+}
+
+#[test]
+fn without_modelname_the_model_is_named_after_the_qc() {
+    // Without `-o`: beside the QC (its path without `.qc`), as Valve's tool run from the QC's
+    // folder writes `nomodel.mdl` there.
+    let qc = fixture("no_modelname/nomodel.qc");
+    let (files, codes) = build_in(&qc, None);
+    assert_eq!(count(&codes, "W0543"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            fixture("no_modelname/nomodel01.mdl"),
+            fixture("no_modelname/nomodel.mdl")
+        ]
+    );
+    let (group, main) = (&files[0].1, &files[1].1);
+    let p = read::parse(main, None, &[group]).unwrap();
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    // `main` copies the QC path to `outname` before `ParseScript`; `WriteFile` strips `.qc`
+    // and appends `.mdl`: the name of the QC (relative to its folder) with `.mdl`.
+    assert_eq!(p.header.name, "nomodel.mdl");
+    // §4.2 / `ExtractFileBase` of `nomodel01.mdl`.
+    assert_eq!(p.seqgroups[1].name, "models\\nomodel01.mdl");
+    assert_eq!(&group[8..29], b"models\\nomodel01.mdl\0");
+
+    // With `-o DIR`: `DIR/nomodel.mdl`, the same bytes.
+    let dir = std::env::temp_dir().join(format!("mdlc-heldout-nm-{}", std::process::id()));
+    let (files_o, _) = build_in(&qc, Some(&dir));
+    let files_o = files_o.expect("the model builds");
+    assert_eq!(files_o[1].0, dir.join("nomodel.mdl"));
+    assert!(files_o[1].1 == *main && files_o[0].1 == *group);
+}
+
+#[test]
+fn frames_past_time_2047_are_not_read() {
+    let (files, codes) = build_in(&fixture("negative_time/late.qc"), None);
+    assert_eq!(count(&codes, "W0409"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    // `Grab_Animation`: a bone line is stored when its time is within 0..2047 (the default
+    // `frame` range, MAXSTUDIOANIMATIONS − 1); the frames at 0 and 1 are kept, 2048 is not.
+    // §8.6: LX from frame 0 (y 0) to frame 1 (y 4): x = −4 (see the quoted-options test).
+    let walk = &p.sequences[0].desc;
+    assert_eq!(walk.numframes, 2);
+    assert_eq!(walk.linearmovement, [-4.0, 0.0, 0.0]);
+}
+
+#[test]
+fn frames_at_negative_times_are_not_read() {
+    let (files, codes) = build_in(&fixture("negative_time/negative_time.qc"), None);
+    assert_eq!(count(&codes, "W0409"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    // `Grab_Animation`: the line at time −1 is outside 0..2047 and not stored; the animation
+    // starts at the smallest stored time, 0, and ends at 1 (`Shift_Animation`).
+    // §8.6: LX from y 0 to y 4: x = −4; with the frame at −1 (y 7) it would be 3 frames and
+    // x = −4 − (−7) = 3.
+    let walk = &p.sequences[0].desc;
+    assert_eq!(walk.numframes, 2);
+    assert_eq!(walk.linearmovement, [-4.0, 0.0, 0.0]);
+}
+
+#[test]
+fn mirrorbone_names_a_bone_as_the_smd_spells_it_before_renamebone() {
+    // `Grab_Nodes` marks `child` mirrored while reading each SMD; `SimplifyModel` renames it
+    // to `arm` later. §7 / `Grab_Skeleton`: the mirrored default position is −(10, 0, 0).
+    let (files, codes) = build_in(&fixture("mirror_rename/before.qc"), None);
+    assert_eq!(count(&codes, "W0405"), 0, "{codes:?}");
+    let files = files.expect("the model builds");
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert_eq!(p.bones[1].name, "arm");
+    assert_eq!(p.bones[1].value[0], -10.0);
+    // `Grab_Animation` mirrors the animation's `child` too: its x (−10) equals the default,
+    // so the channel has no data (offset 0, §4.11); unmirrored it would differ by 20.
+    assert_eq!(p.sequences[0].anims[0][1].offset[0], 0);
+    // §8.1 `Build_Reference`: the corner at (10, 1, 0) on the child, whose world origin is
+    // (−10, 0, 0), is at x = 20 in bone space (third vertex, lookup order).
+    let main = &files[0].1;
+    let m = &p.bodyparts[0].models[0].model;
+    assert_eq!(f32_at(main, m.vertindex as usize + 2 * 12), 20.0);
+
+    // `$mirrorbone "arm"`: no SMD has a node `arm` when it is read, so nothing is mirrored
+    // (W0405 says so): default (10, 0, 0), the corner at x = 0.
+    let (files, codes) = build_in(&fixture("mirror_rename/after.qc"), None);
+    assert_eq!(count(&codes, "W0405"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert_eq!(p.bones[1].value[0], 10.0);
+    let m = &p.bodyparts[0].models[0].model;
+    assert_eq!(f32_at(&files[0].1, m.vertindex as usize + 2 * 12), 0.0);
+}

@@ -20,7 +20,7 @@
 //! Every independent problem is reported; the model is returned only when none is an error.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
 use crate::driver::{add_text, check_smd};
@@ -276,14 +276,7 @@ impl Builder<'_> {
                 Prefetched::Read { id, diags, smd } => {
                     self.diags.extend(diags);
                     match smd {
-                        Some(smd) => {
-                            self.files.push(Loaded {
-                                path: found.clone(),
-                                file: id,
-                                smd: *smd,
-                            });
-                            Cached::Ok(self.files.len() - 1)
-                        }
+                        Some(smd) => self.accept(&found, id, *smd),
                         None => Cached::Bad,
                     }
                 }
@@ -302,20 +295,29 @@ impl Builder<'_> {
                     .then(|| check_smd(self.sources, id, self.diags))
                     .flatten()
                 {
-                    Some(smd) => {
-                        self.files.push(Loaded {
-                            path: found.clone(),
-                            file: id,
-                            smd,
-                        });
-                        Cached::Ok(self.files.len() - 1)
-                    }
+                    Some(smd) => self.accept(&found, id, smd),
                     None => Cached::Bad,
                 }
             }
         };
         self.by_found.insert(found, c.clone());
         c
+    }
+
+    /// Keeps a file that parsed and lowered without error, unless the target refuses it: a
+    /// negative `time` is an error for Source (`E0132`); GoldSrc skips those frames (`W0409`
+    /// where an animation has them).
+    fn accept(&mut self, found: &Path, id: FileId, smd: SmdModel) -> Cached {
+        if let (Target::Source, Some(neg)) = (self.target, smd.negative_time) {
+            self.push(crate::ir::lower::negative_time_error(&smd, neg));
+            return Cached::Bad;
+        }
+        self.files.push(Loaded {
+            path: found.to_path_buf(),
+            file: id,
+            smd,
+        });
+        Cached::Ok(self.files.len() - 1)
     }
 
     /// Reads every file the project references, in the order [`Builder::run`] loads them (so
@@ -509,7 +511,8 @@ impl Builder<'_> {
             .as_ref()
             .and_then(|c| self.load(&c.file, "collision model"));
 
-        // 2. renames
+        // 2. renames (`$mirrorbone` names bones as the files spell them before renaming)
+        let mirror_names = self.mirror_names();
         self.apply_renames();
 
         // 3. skeleton
@@ -623,7 +626,29 @@ impl Builder<'_> {
         let mirror_bones = spec
             .mirror_bones
             .iter()
-            .filter_map(|b| Some((r.may(b, "$mirrorbone")?, loc(b.span))))
+            .zip(&mirror_names)
+            .filter_map(|(b, renamed)| {
+                if !gold {
+                    return Some((r.may(b, "$mirrorbone")?, loc(b.span)));
+                }
+                // GoldSrc bone names are compared with case (`findNode`)
+                let renamed = renamed.as_ref()?;
+                match bones.iter().position(|x| x.name == renamed.value) {
+                    Some(i) => Some((BoneId(i as u32), loc(b.span))),
+                    None => {
+                        let d = bone_not_found(
+                            Code::BuildUnusedBoneName,
+                            renamed,
+                            "$mirrorbone",
+                            bones.iter().map(|x| x.name.as_str()),
+                            Some("it is ignored, as in Valve's compilers"),
+                            None,
+                        );
+                        r.diags.push(d);
+                        None
+                    }
+                }
+            })
             .collect();
         let always_collapse = spec
             .always_collapse
@@ -870,6 +895,67 @@ impl Builder<'_> {
             }
         }
         self.diags.extend(out);
+    }
+
+    /// For each `$mirrorbone` (GoldSrc), the name of the bone it mirrors after `$renamebone`;
+    /// `None` (with a warning) when no loaded file has a bone of that exact name. Valve's HL1
+    /// tool marks a node mirrored while reading each SMD (`Grab_Nodes`, `strcmp` against every
+    /// `$mirrorbone` name), long before `SimplifyModel` renames bones, so the name is matched
+    /// as the files spell it, with case, and then follows its rename (the first
+    /// `$renamebone` from that name, as `apply_renames` does). Source: the names as written.
+    fn mirror_names(&mut self) -> Vec<Option<Spanned<String>>> {
+        let spec = self.spec;
+        if self.target != Target::GoldSrc {
+            return spec.mirror_bones.iter().cloned().map(Some).collect();
+        }
+        let mut out = Vec::with_capacity(spec.mirror_bones.len());
+        let mut warns = Vec::new();
+        for m in &spec.mirror_bones {
+            let names = || {
+                self.files
+                    .iter()
+                    .flat_map(|l| l.smd.skeleton.bones.iter().map(|b| b.name.as_str()))
+            };
+            if names().any(|n| n == m.value) {
+                let to = spec
+                    .rename_bones
+                    .iter()
+                    .find(|(from, _)| from.value == m.value)
+                    .map_or_else(|| m.value.clone(), |(_, to)| to.value.clone());
+                out.push(Some(Spanned {
+                    value: to,
+                    span: m.span,
+                }));
+                continue;
+            }
+            out.push(None);
+            let mut d = Diagnostic::new(
+                Code::BuildUnusedBoneName,
+                format!(
+                    "`$mirrorbone` names bone \"{}\", which no loaded file has",
+                    m.value
+                ),
+                loc(m.span),
+                "no bone of this name",
+            )
+            .with_note("it is ignored: Valve's HL1 compiler compares `$mirrorbone` with the bone names of each SMD file as written (with case), before any `$renamebone`");
+            let renamed_from: Vec<&str> = spec
+                .rename_bones
+                .iter()
+                .filter(|(from, to)| to.value == m.value && names().any(|n| n == from.value))
+                .map(|(from, _)| from.value.as_str())
+                .collect();
+            if let Some(from) = renamed_from.first() {
+                d = d.with_note(format!(
+                    "help: `$renamebone` gives this name to \"{from}\"; write `$mirrorbone \"{from}\"` to mirror it"
+                ));
+            } else if let Some(n) = nearest(&m.value, names()) {
+                d = d.with_note(format!("help: did you mean \"{n}\"?"));
+            }
+            warns.push(d);
+        }
+        self.diags.extend(warns);
+        out
     }
 
     // --- 3. skeleton -------------------------------------------------------------------------
@@ -1433,20 +1519,43 @@ impl Builder<'_> {
             num_ref,
             families: vec![(0..num_ref as u32).map(MaterialId).collect()],
             span: None,
+            groups: Vec::new(),
         };
         let mut warns = Vec::new();
+        // Every group names its materials in QC order (GoldSrc: Valve's `Cmd_TextureGroup` runs
+        // `lookup_texture` on each, so a later group's new textures are written too); Source
+        // keeps the first group only.
+        let kept = match target {
+            Target::GoldSrc => self.spec.texture_groups.len(),
+            Target::Source => 1,
+        };
+        for g in self.spec.texture_groups.iter().take(kept) {
+            let rows = g
+                .skins
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|name| MaterialId(find_or_add(materials, name).0 as u32))
+                        .collect()
+                })
+                .collect();
+            table.groups.push(TextureGroupRows {
+                rows,
+                span: loc(g.name.span),
+            });
+        }
         for g in self.spec.texture_groups.iter().skip(1) {
-            warns.push(
-                Diagnostic::new(
-                    Code::BuildExtraTextureGroup,
-                    format!("texture group `{}` is ignored", g.name.value),
-                    loc(g.name.span),
-                    "a second texture group",
-                )
-                .with_note(
-                    "only the first texture group makes skins, in both of Valve's compilers",
-                ),
-            );
+            let d = Diagnostic::new(
+                Code::BuildExtraTextureGroup,
+                format!("texture group `{}` makes no skins", g.name.value),
+                loc(g.name.span),
+                "a second texture group",
+            )
+            .with_note("only the first texture group makes skins, in both of Valve's compilers");
+            warns.push(match target {
+                Target::GoldSrc => d.with_note("its textures are still written (loaded from their BMPs, after those named before it), as Valve's HL1 compiler does"),
+                Target::Source => d,
+            });
         }
         if let Some(g) = self.spec.texture_groups.first() {
             table.span = Some(loc(g.name.span));
@@ -1568,72 +1677,30 @@ impl Builder<'_> {
         let nb = anim.num_bones;
         let first = anim.first_time as i64;
         let last = first + anim.num_frames as i64 - 1;
-        let (mut lo, mut hi) = (first, last);
-        if let Some((s, e)) = a.frames {
-            let (s, e) = (s as i64, e as i64);
-            if s > e || e < first || s > last {
-                errs.push(
-                    Diagnostic::new(
-                        Code::BuildBadFrameRange,
-                        if s > e {
-                            format!(
-                                "frame range {s} to {e} of animation `{}` is empty",
-                                a.name.value
-                            )
-                        } else {
-                            format!(
-                                "frame range {s} to {e} of animation `{}` is outside its file",
-                                a.name.value
-                            )
-                        },
-                        loc(a.span),
-                        "in this animation",
-                    )
-                    .with_note(format!(
-                        "`{}` has frames {first} to {last}",
-                        self.sources.name(l.file)
-                    )),
-                );
+        let file_name = self.sources.name(l.file).to_string();
+        let (lo, hi) = if gold {
+            let Some(range) = self.gold_frame_range(a, anim, &file_name, &mut errs) else {
                 self.diags.extend(errs);
                 return None;
-            }
-            if s < first || e > last {
-                errs.push(
-                    Diagnostic::new(
-                        Code::BuildFrameRangeClamped,
-                        format!(
-                            "frame range {s} to {e} of animation `{}` reaches past its file",
-                            a.name.value
-                        ),
-                        loc(a.span),
-                        "in this animation",
-                    )
-                    .with_note(format!(
-                        "`{}` has frames {first} to {last}; frames {} to {} are used",
-                        self.sources.name(l.file),
-                        s.max(first),
-                        e.min(last)
-                    )),
-                );
-            }
-            lo = s.max(first);
-            hi = e.min(last);
-            if gold {
-                // Valve's HL1 tool starts and ends at the first and last frame it sees.
-                let present = |t: i64| {
-                    anim.present
-                        .get((t - first) as usize)
-                        .copied()
-                        .unwrap_or(false)
-                };
-                while lo < hi && !present(lo) {
-                    lo += 1;
+            };
+            range
+        } else {
+            let (mut lo, mut hi) = (first, last);
+            if let Some((s, e)) = a.frames {
+                let (s, e) = (s as i64, e as i64);
+                if s > e || e < first || s > last {
+                    errs.push(bad_frame_range(a, s, e, &file_name, first, last));
+                    self.diags.extend(errs);
+                    return None;
                 }
-                while hi > lo && !present(hi) {
-                    hi -= 1;
+                if s < first || e > last {
+                    errs.push(frame_range_clamped(a, s, e, &file_name, first, last));
                 }
+                lo = s.max(first);
+                hi = e.min(last);
             }
-        }
+            (lo, hi)
+        };
         let from = (lo - first) as usize * nb;
         let to = (hi - first + 1) as usize * nb;
         // The kept range, cut out of `resolved` in place (no copy of the whole animation).
@@ -1679,6 +1746,105 @@ impl Builder<'_> {
         };
         self.diags.extend(errs);
         Some(out)
+    }
+
+    /// The SMD times a GoldSrc animation keeps, as Valve's HL1 `Grab_Animation` reads them: a
+    /// bone line counts when its time is within the `frame` range (default 0 to 2047, the
+    /// frames `MAXSTUDIOANIMATIONS` holds), and the animation runs from the smallest to the
+    /// largest such time that has a bone line (`goldsrc.md` §7). Times below 0 or above 2047
+    /// are not read (Valve's tool ignores them without a `frame` range, and writes outside its
+    /// arrays with one): a warning says which. An empty range (`hi < lo`) when no frame is
+    /// left; `None` after an error (a `frame` range outside the file).
+    fn gold_frame_range(
+        &self,
+        a: &spec::Animation,
+        anim: &super::anim::Animation,
+        file_name: &str,
+        errs: &mut Vec<Diagnostic>,
+    ) -> Option<(i64, i64)> {
+        const LAST_FRAME: i64 = 2047;
+        let nb = anim.num_bones;
+        let first = anim.first_time as i64;
+        let last = first + anim.num_frames as i64 - 1;
+        // a time with a bone line (a file without nodes: a `time` line)
+        let has_data = |t: i64| {
+            let f = (t - first) as usize;
+            if nb == 0 {
+                return anim.present.get(f).copied().unwrap_or(false);
+            }
+            (0..nb).any(|b| anim.get(f, b).is_some())
+        };
+        let data: Vec<i64> = (first..=last).filter(|&t| has_data(t)).collect();
+        let (data_lo, data_hi) = match (data.first(), data.last()) {
+            (Some(&a), Some(&b)) => (a, b),
+            _ => (first, last),
+        };
+        // the times asked for (all without a `frame` range)
+        let (s, e) = match a.frames {
+            Some((s, e)) => {
+                let (s, e) = (s as i64, e as i64);
+                if s > e || e < first || s > last {
+                    errs.push(bad_frame_range(a, s, e, file_name, first, last));
+                    return None;
+                }
+                if s < first || e > last {
+                    errs.push(frame_range_clamped(a, s, e, file_name, first, last));
+                }
+                (s, e)
+            }
+            None => (i64::MIN, i64::MAX),
+        };
+        let (win_lo, win_hi) = (s.max(0), e.min(LAST_FRAME));
+        let short = std::path::Path::new(file_name).file_name().map_or_else(
+            || file_name.to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+        let outside: Vec<i64> = data
+            .iter()
+            .copied()
+            .filter(|&t| (s..=e).contains(&t) && !(0..=LAST_FRAME).contains(&t))
+            .collect();
+        let kept: Vec<i64> = data
+            .iter()
+            .copied()
+            .filter(|&t| (win_lo..=win_hi).contains(&t))
+            .collect();
+        if let (Some(&o_lo), Some(&o_hi)) = (outside.first(), outside.last()) {
+            let what = if o_hi < 0 {
+                "below 0".to_string()
+            } else if o_lo > LAST_FRAME {
+                "above 2047".to_string()
+            } else {
+                "below 0 and above 2047".to_string()
+            };
+            let mut d = Diagnostic::new(
+                Code::BuildFramesNotRead,
+                format!("`{short}` has frames at times {what}, which GoldSrc does not read"),
+                loc(a.span),
+                "in this animation",
+            )
+            .with_note(format!(
+                "its bone values are at times {data_lo} to {data_hi}; Valve's HL1 compiler reads times 0 to 2047 only{}",
+                if a.frames.is_some() {
+                    " (with a `frame` range reaching past them, it writes outside its arrays)"
+                } else {
+                    ""
+                }
+            ));
+            d = match (kept.first(), kept.last()) {
+                (Some(k_lo), Some(k_hi)) => {
+                    d.with_note(format!("frames {k_lo} to {k_hi} are used"))
+                }
+                _ => d,
+            };
+            errs.push(d);
+        }
+        match (kept.first(), kept.last()) {
+            (Some(&k_lo), Some(&k_hi)) => Some((k_lo, k_hi)),
+            // No frame left: an empty animation starting at the file's first time, which the
+            // back end reports (`E0526`; Valve's tool crashes on it).
+            _ => Some((data_lo, data_lo - 1)),
+        }
     }
 
     // --- 7. sequences ------------------------------------------------------------------------
@@ -1861,6 +2027,61 @@ fn material_key(target: Target, name: &str) -> String {
             }
         }
     }
+}
+
+/// [`Code::BuildBadFrameRange`]: the `frame` range `s`..`e` of `a` is empty or misses its
+/// file's frames `first`..`last`.
+fn bad_frame_range(
+    a: &spec::Animation,
+    s: i64,
+    e: i64,
+    file_name: &str,
+    first: i64,
+    last: i64,
+) -> Diagnostic {
+    Diagnostic::new(
+        Code::BuildBadFrameRange,
+        if s > e {
+            format!(
+                "frame range {s} to {e} of animation `{}` is empty",
+                a.name.value
+            )
+        } else {
+            format!(
+                "frame range {s} to {e} of animation `{}` is outside its file",
+                a.name.value
+            )
+        },
+        loc(a.span),
+        "in this animation",
+    )
+    .with_note(format!("`{file_name}` has frames {first} to {last}"))
+}
+
+/// [`Code::BuildFrameRangeClamped`]: the `frame` range `s`..`e` of `a` reaches past its file's
+/// frames `first`..`last`.
+fn frame_range_clamped(
+    a: &spec::Animation,
+    s: i64,
+    e: i64,
+    file_name: &str,
+    first: i64,
+    last: i64,
+) -> Diagnostic {
+    Diagnostic::new(
+        Code::BuildFrameRangeClamped,
+        format!(
+            "frame range {s} to {e} of animation `{}` reaches past its file",
+            a.name.value
+        ),
+        loc(a.span),
+        "in this animation",
+    )
+    .with_note(format!(
+        "`{file_name}` has frames {first} to {last}; frames {} to {} are used",
+        s.max(first),
+        e.min(last)
+    ))
 }
 
 fn illegal_parent(

@@ -28,6 +28,24 @@ pub struct SmdModel {
     pub animation: Animation,
     /// The `vertexanimation` section (VTA files).
     pub flex: Option<VertexAnimation>,
+    /// The number (and its span) of the first `skeleton` `time` line with a negative frame number, if any:
+    /// Valve's HL1 compiler skips such frames, Valve's Source compiler refuses them (`E0132`,
+    /// see [`negative_time_error`]); the build decides by target.
+    pub negative_time: Option<(Span, i32)>,
+}
+
+/// `E0132` for a `time` line with a negative frame number, where Source rules apply (Valve's
+/// Source compiler stops at it: "Missing frame start" before the first frame, "Frame error"
+/// after it).
+pub fn negative_time_error(smd: &SmdModel, (span, time): (Span, i32)) -> Diagnostic {
+    Diagnostic::new(
+        Code::SmdNegativeFrame,
+        format!("negative frame number {time}"),
+        span.in_file(smd.file),
+        "negative",
+    )
+    .with_note("frames are numbered from 0")
+    .with_note("Valve's HL1 compiler skips frames below 0 (a GoldSrc build warns, W0409); Valve's Source compiler refuses them")
 }
 
 /// Lowers a parsed file. Warnings and errors found here are pushed to `diags`.
@@ -109,6 +127,11 @@ pub fn lower_smd(smd: &SmdFile, file: FileId, diags: &mut Vec<Diagnostic>) -> Sm
         mesh,
         animation,
         flex,
+        negative_time: smd
+            .skeleton
+            .as_ref()
+            .and_then(|s| s.frames.iter().find(|f| f.time < 0))
+            .map(|f| (f.time_span, f.time)),
     }
 }
 

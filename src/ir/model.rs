@@ -193,6 +193,20 @@ pub struct SkinTable {
     pub families: Vec<Vec<MaterialId>>,
     /// The texture group the table came from, if any.
     pub span: Option<FileSpan>,
+    /// Every `$texturegroup` as the QC names its materials, in QC order (the first is the one
+    /// the table comes from). GoldSrc keeps them all: Valve's HL1 tool adds the textures of
+    /// every group to its list and takes each later row's texture-group parent from them
+    /// (`studiomdl.c` `Cmd_TextureGroup`), though only the first group makes skins. Source
+    /// keeps the first only.
+    pub groups: Vec<TextureGroupRows>,
+}
+
+/// One `$texturegroup`: its rows (skins) of materials, each as named.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureGroupRows {
+    pub rows: Vec<Vec<MaterialId>>,
+    /// The group's name in the QC.
+    pub span: FileSpan,
 }
 
 /// A bone of the merged skeleton.

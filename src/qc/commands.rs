@@ -628,9 +628,12 @@ impl<'t> Parser<'t, '_> {
         Some(sp(t.text.clone(), t))
     }
 
-    /// A motion type word of the dialect, upper-cased; an error with a suggestion otherwise.
+    /// A motion type word of the dialect, upper-cased; `None` otherwise. Valve's HL1 tokenizer
+    /// drops the quotes of a quoted token before `lookupControl` compares it (`scriplib.c`
+    /// `GetToken`), so in that dialect `"LX"` is `LX`; in the Source dialect a quoted word is
+    /// never a motion type.
     pub(crate) fn motion_word(&self, t: &QcToken) -> Option<String> {
-        if t.quoted {
+        if t.quoted && self.dialect == Dialect::Source {
             return None;
         }
         let l = lower(t);

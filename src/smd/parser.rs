@@ -1439,7 +1439,10 @@ impl<'a> Parser<'a> {
             self.frame = FrameState::Poisoned;
             return;
         };
-        if time < 0 {
+        // A negative `time` in a `skeleton` section is kept: Valve's HL1 compiler reads past it
+        // (the frame is outside the 0..2047 it stores), Valve's Source compiler refuses it; the
+        // build decides (`ir::build`). A vertex animation frame is an index: never negative.
+        if time < 0 && vta {
             self.error(
                 Code::SmdNegativeFrame,
                 format!("negative frame number {time}"),
@@ -1447,7 +1450,7 @@ impl<'a> Parser<'a> {
                 "negative",
             )
             .notes
-            .push("frames are numbered from 0".into());
+            .push("vertex animation frames are numbered from 0".into());
             self.frame = FrameState::Poisoned;
             return;
         }

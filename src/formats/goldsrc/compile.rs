@@ -11,8 +11,30 @@ use super::animation::build_animation;
 use super::geometry::build_geometry;
 use super::model::{GsAttachment, GsController, GsModel, GsSeqGroup};
 
+/// The model name as Valve's `StripExtension` (`cmdlib.c`) leaves it before `WriteFile`
+/// appends `.mdl` and stores it in the header (`goldsrc.md` §2): scanning back from the end,
+/// everything from the first `.` found is cut, unless a `/` comes first. Only `/` stops the
+/// scan, also in Valve's Windows build, so in `..\models\foo` (no extension) the cut is at
+/// the `.` of `..`; a name without a `.` after its first byte is kept whole.
+pub fn valve_strip_extension(name: &str) -> &str {
+    let b = name.as_bytes();
+    let mut i = b.len().saturating_sub(1);
+    while i > 0 && b.get(i) != Some(&b'.') {
+        i -= 1;
+        if b.get(i) == Some(&b'/') {
+            return name;
+        }
+    }
+    if i > 0 {
+        name.get(..i).unwrap_or(name)
+    } else {
+        name
+    }
+}
+
 /// `$modelname` with its extension removed (only a last `.xxx` after the last folder
-/// separator), as Valve's tool forms the output path (`goldsrc.md` §2).
+/// separator, `/` or `\`), where mdlc writes the files (`goldsrc.md` §2); it differs from
+/// [`valve_strip_extension`] only where a `.` stands in a folder name after a `\`.
 pub fn output_base(modelname: &str) -> String {
     let sep = modelname.rfind(['/', '\\']).map_or(0, |i| i + 1);
     match modelname[sep..].rfind('.') {
@@ -95,15 +117,31 @@ pub fn compile(
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<GsModel> {
+    compile_named(model, None, fs, sources, diags)
+}
+
+/// [`compile`], with the name a model without `$modelname` takes: Valve's tool starts from the
+/// QC path given on its command line (`studiomdl.c` `main` copies it to `outname` before the
+/// QC is read), so `default_name` is the QC's file name (`foo.qc` → `foo.mdl`, group files
+/// `models\foo01.mdl`). `"model"` when neither is given.
+pub fn compile_named(
+    model: &Model,
+    default_name: Option<&str>,
+    fs: &dyn Fs,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<GsModel> {
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
     let mut gs = GsModel::default();
 
     // --- header values -------------------------------------------------------------------------
-    let base = model
+    let written = model
         .name
         .as_ref()
-        .map_or_else(|| "model".to_string(), |n| output_base(&n.value));
-    gs.name = format!("{base}.mdl");
+        .map(|n| n.value.as_str())
+        .or(default_name)
+        .unwrap_or("model");
+    gs.name = format!("{}.mdl", valve_strip_extension(written));
     if gs.name.len() >= 64 {
         diags.push(
             at(
@@ -167,6 +205,12 @@ pub fn compile(
             label: "default".into(),
             name: String::new(),
         });
+    }
+    if model.name.is_none() {
+        // the animation stage names group files after `$modelname` only
+        for (g, grp) in gs.seq_groups.iter_mut().enumerate().skip(1) {
+            grp.name = super::animation::group_file_name(written, g);
+        }
     }
 
     // --- controllers and attachments on the final skeleton ----------------------------------------
@@ -517,6 +561,20 @@ mod tests {
         assert_eq!(output_base("a.b/c"), "a.b/c");
         assert_eq!(output_base("x.y.mdl"), "x.y");
         assert_eq!(output_base("dir\\m.mdl"), "dir\\m");
+    }
+
+    #[test]
+    fn valve_strip_extension_stops_only_at_a_slash() {
+        assert_eq!(valve_strip_extension("headcrab.mdl"), "headcrab");
+        assert_eq!(valve_strip_extension("models\\foo.mdl"), "models\\foo");
+        assert_eq!(valve_strip_extension("a.b/c"), "a.b/c");
+        assert_eq!(valve_strip_extension("x.y.mdl"), "x.y");
+        assert_eq!(valve_strip_extension("foo"), "foo");
+        assert_eq!(valve_strip_extension(".\\foo"), ".\\foo");
+        // `cmdlib.c` `StripExtension`: a backslash does not stop the scan
+        assert_eq!(valve_strip_extension("..\\models\\foo"), ".");
+        assert_eq!(valve_strip_extension("v1.5\\foo"), "v1");
+        assert_eq!(valve_strip_extension(""), "");
     }
 
     #[test]

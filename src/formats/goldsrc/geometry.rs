@@ -397,16 +397,22 @@ fn is_chrome(name: &str) -> bool {
     name.to_ascii_lowercase().contains("chrome")
 }
 
-/// Each texture's `$texturegroup` parent: the texture at the same position in the first
-/// family; texture 0 when it has none (Valve's tool leaves the field at 0). Indexed and valued
-/// in the texture order `order`.
+/// Each texture's `$texturegroup` parent, as Valve's `Cmd_TextureGroup` sets it: for every
+/// group in QC order, each texture of a row after the first gets the texture at the same
+/// position of that group's first row (a later assignment replaces an earlier one; a position
+/// the first row does not have gives texture 0, the zeroed slot Valve's tool reads). Texture 0
+/// when nothing names it so. Indexed and valued in the texture order `order`.
 fn texture_parents(model: &Model, order: &TextureOrder) -> Vec<usize> {
     let mut parents = vec![0usize; model.materials.len()];
-    for row in model.skins.families.iter().skip(1) {
-        for (r, to) in row.iter().enumerate() {
-            if to.index() != r {
-                if let Some(p) = parents.get_mut(order.new_index(to.index())) {
-                    *p = order.new_index(r);
+    for g in &model.skins.groups {
+        let Some(first) = g.rows.first() else {
+            continue;
+        };
+        for row in g.rows.iter().skip(1) {
+            for (j, m) in row.iter().enumerate() {
+                let parent = first.get(j).map_or(0, |p| order.new_index(p.index()));
+                if let Some(slot) = parents.get_mut(order.new_index(m.index())) {
+                    *slot = parent;
                 }
             }
         }

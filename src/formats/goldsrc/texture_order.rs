@@ -3,17 +3,18 @@
 //!
 //! Valve's tool adds a texture to its list the first time anything names it, in the order the
 //! QC is read: a `$body`/`$bodygroup` names its meshes' textures when it is parsed, a
-//! `$texrendermode` names its texture where it stands, the first `$texturegroup` names its
-//! textures (and fixes `numskinref` at the count so far). The model this back end receives lists
-//! mesh materials first, then those only named by `$texrendermode`, then those only named by the
-//! texture group — Valve's order whenever the `$texrendermode` lines follow every body and
-//! precede the texture group, as they usually do. Otherwise the two orders differ, and this
-//! module reorders: the commands' positions are compared as the QC is read, an included file's
-//! commands where its `$include` stands ([`Sources::reading_order`]). Commands written inside a
-//! `$definemacro` body count where the macro is defined, not where it is used.
+//! `$texrendermode` names its texture where it stands, every `$texturegroup` names its
+//! textures row by row (the first one also fixes `numskinref` at the count so far;
+//! `Cmd_TextureGroup`). The model this back end receives lists mesh materials first, then those
+//! only named by `$texrendermode`, then those only named by the texture groups — Valve's order
+//! whenever the `$texrendermode` lines follow every body and precede the texture groups, as they
+//! usually do. Otherwise the two orders differ, and this module reorders: the commands'
+//! positions are compared as the QC is read, an included file's commands where its `$include`
+//! stands ([`Sources::reading_order`]). Commands written inside a `$definemacro` body count
+//! where the macro is defined, not where it is used.
 
 use crate::diag::Sources;
-use crate::ir::model::{BodyOption, MaterialId, Model};
+use crate::ir::model::{BodyOption, Model};
 
 /// A permutation of the model's materials and the resulting skin-reference count.
 pub struct TextureOrder {
@@ -71,7 +72,8 @@ impl TextureOrder {
 enum Event {
     Body(usize),
     RenderMode(usize),
-    Group,
+    /// A `$texturegroup`: index in `model.skins.groups`.
+    Group(usize),
 }
 
 /// Valve's texture order for `model` (see the module documentation). Only a QC has an order
@@ -92,9 +94,9 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
             events.push((sources.reading_order(at), Event::RenderMode(i)));
         }
     }
-    if let Some(g) = model.skins.span {
-        files.push(g.file);
-        events.push((sources.reading_order(g), Event::Group));
+    for (i, g) in model.skins.groups.iter().enumerate() {
+        files.push(g.span.file);
+        events.push((sources.reading_order(g.span), Event::Group(i)));
     }
     let Some(&file) = files.first() else {
         return keep;
@@ -133,28 +135,16 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
                 }
             }
             Event::RenderMode(m) => add(m, &mut order),
-            Event::Group => {
-                if num_ref.is_none() {
+            Event::Group(g) => {
+                // the first group read fixes `numskinref` (the model's first group is the first
+                // in the QC: groups are kept in reading order)
+                if num_ref.is_none() && model.skins.span.is_some() {
                     num_ref = Some(order.len());
                 }
-                // The textures the group names that the table shows (each replaced one and its
-                // replacement), by model index: the textures only the group names come last
-                // in the model's list, in the group's order.
-                let mut named: Vec<usize> = model
-                    .skins
-                    .families
-                    .iter()
-                    .flat_map(|row| {
-                        row.iter()
-                            .enumerate()
-                            .filter(|(r, to)| to.index() != *r)
-                            .flat_map(|(r, to): (usize, &MaterialId)| [r, to.index()])
-                    })
-                    .collect();
-                named.sort_unstable();
-                named.dedup();
-                for m in named {
-                    add(m, &mut order);
+                // `lookup_texture` on every texture of every row, in the order written
+                let rows = model.skins.groups.get(g).map_or(&[][..], |t| &t.rows[..]);
+                for m in rows.iter().flatten() {
+                    add(m.index(), &mut order);
                 }
             }
         }

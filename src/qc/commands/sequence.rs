@@ -326,12 +326,10 @@ impl<'t> Parser<'t, '_> {
         let mut files: Vec<&'t QcToken> = Vec::new();
         let mut b = StyleA::new();
         while let Some(o) = self.item(&mut b) {
+            // Valve's tokenizer drops quotes, so `"loop"` or `"fps" "15"` are options like
+            // their bare spellings (`scriplib.c` `GetToken`, `studiomdl.c` `Cmd_Sequence`).
             let l = lower(o);
             let r: Option<()> = (|| {
-                if o.quoted {
-                    files.push(o);
-                    return Some(());
-                }
                 match l.as_str() {
                     "deform" => {}
                     "event" => {
