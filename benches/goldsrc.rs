@@ -70,7 +70,7 @@ fn compile(qc: &Path) -> (usize, usize) {
     let smd = (0..sources.len() as u32)
         .filter_map(|i| sources.get(FileId(i)))
         .filter(|f| f.name.to_ascii_lowercase().ends_with(".smd"))
-        .map(|f| f.text.len())
+        .map(|f| f.len())
         .sum();
     (bytes, smd)
 }

@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use codespan_reporting::diagnostic as cs;
@@ -606,11 +607,56 @@ impl Diagnostic {
     }
 }
 
+/// What identifies a file's contents on disk, taken when it was read: its length and time of
+/// last change. A text let go after parsing ([`Sources::evict`]) is read again for a
+/// diagnostic only when both still match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileStamp {
+    pub len: u64,
+    pub modified: std::time::SystemTime,
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path` now, if it can be read.
+    pub fn of(path: &Path) -> Option<Self> {
+        let m = std::fs::metadata(path).ok()?;
+        Some(Self {
+            len: m.len(),
+            modified: m.modified().ok()?,
+        })
+    }
+}
+
+/// A text let go after parsing, to be read again from disk if a diagnostic cites it.
+#[derive(Debug)]
+struct Evicted {
+    path: PathBuf,
+    stamp: FileStamp,
+    /// The text read again; empty when the file changed or is gone (rendering then shows no
+    /// source, see [`SourceFile::text_lost`]).
+    text: OnceLock<String>,
+}
+
+impl Evicted {
+    fn reload(&self) -> String {
+        if FileStamp::of(&self.path) != Some(self.stamp) {
+            return String::new();
+        }
+        std::fs::read(&self.path)
+            .ok()
+            .filter(|b| b.len() as u64 == self.stamp.len)
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+}
+
 /// One file's text, with its line starts for line/column lookups.
 #[derive(Debug)]
 pub struct SourceFile {
     pub name: String,
-    pub text: String,
+    text: String,
+    /// Set when the text was let go after a clean parse ([`Sources::evict`]).
+    evicted: Option<Box<Evicted>>,
     /// Where a QC `$include` first read this file (see [`Sources::reading_order`]).
     included_at: Option<FileSpan>,
     /// Byte offsets of the line starts, found on the first line/column lookup: a clean build
@@ -623,16 +669,45 @@ impl SourceFile {
         Self {
             name,
             text,
+            evicted: None,
             included_at: None,
             line_starts: OnceLock::new(),
         }
+    }
+
+    /// The file's text; an evicted text is read again from disk on first use.
+    pub fn text(&self) -> &str {
+        match &self.evicted {
+            None => &self.text,
+            Some(e) => e.text.get_or_init(|| e.reload()),
+        }
+    }
+
+    /// The text's length in bytes, without reading an evicted text again.
+    pub fn len(&self) -> usize {
+        match &self.evicted {
+            None => self.text.len(),
+            Some(e) => e.stamp.len as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether an evicted text could not be read again as it was (the file changed or is gone):
+    /// its spans can no longer be shown.
+    fn text_lost(&self) -> bool {
+        self.evicted
+            .as_ref()
+            .is_some_and(|e| self.text().len() as u64 != e.stamp.len)
     }
 
     /// Byte offsets where the lines start: 0, then one past every `\n`.
     fn line_starts(&self) -> &[u32] {
         self.line_starts.get_or_init(|| {
             let mut starts = vec![0u32];
-            starts.extend(self.text.match_indices('\n').map(|(i, _)| i as u32 + 1));
+            starts.extend(memchr::memchr_iter(b'\n', self.text().as_bytes()).map(|i| i as u32 + 1));
             starts
         })
     }
@@ -647,14 +722,15 @@ impl SourceFile {
 
     /// 1-based (line, column) of a byte offset; the column counts characters.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
-        let offset = offset.min(self.text.len() as u32);
+        let text = self.text();
+        let offset = offset.min(text.len() as u32);
         let line = self.line_index(offset);
         let start = self.line_starts().get(line).copied().unwrap_or(0) as usize;
         let mut end = offset as usize;
-        while !self.text.is_char_boundary(end) {
+        while !text.is_char_boundary(end) {
             end -= 1;
         }
-        let col = self.text.get(start..end).map_or(0, |s| s.chars().count());
+        let col = text.get(start..end).map_or(0, |s| s.chars().count());
         (line + 1, col + 1)
     }
 }
@@ -668,6 +744,18 @@ pub struct Sources {
 /// Largest file [`Sources`] accepts: spans are `u32` byte offsets.
 pub const MAX_FILE_LEN: usize = u32::MAX as usize - 1;
 
+/// Text longer than [`MAX_FILE_LEN`] cut there (at a character boundary).
+fn cut_to_fit(mut text: String) -> String {
+    if text.len() > MAX_FILE_LEN {
+        let mut cut = MAX_FILE_LEN;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
 impl Sources {
     pub fn new() -> Self {
         Self::default()
@@ -675,17 +763,45 @@ impl Sources {
 
     /// Adds a file's text. Text longer than [`MAX_FILE_LEN`] is cut there; callers check the
     /// length first and report [`Code::FileTooLarge`].
-    pub fn add(&mut self, name: impl Into<String>, mut text: String) -> FileId {
-        if text.len() > MAX_FILE_LEN {
-            let mut cut = MAX_FILE_LEN;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-        }
+    pub fn add(&mut self, name: impl Into<String>, text: String) -> FileId {
         let id = FileId(self.files.len() as u32);
-        self.files.push(SourceFile::new(name.into(), text));
+        self.files
+            .push(SourceFile::new(name.into(), cut_to_fit(text)));
         id
+    }
+
+    /// Replaces the text of file `id` (added with a placeholder while it was read elsewhere).
+    pub fn set_text(&mut self, id: FileId, text: String) {
+        if let Some(f) = self.files.get_mut(id.0 as usize) {
+            f.text = cut_to_fit(text);
+            f.evicted = None;
+            f.line_starts = OnceLock::new();
+        }
+    }
+
+    /// Lets go of the text of file `id`, read from `path` with `stamp`: the file parsed without
+    /// a diagnostic, so only a later stage's diagnostic could cite it, and then the text is
+    /// read again ([`SourceFile::text`]). Keeps a large model's sources out of memory while it
+    /// is built.
+    pub fn evict(&mut self, id: FileId, path: PathBuf, stamp: FileStamp) {
+        if let Some(f) = self.files.get_mut(id.0 as usize) {
+            f.text = String::new();
+            f.line_starts = OnceLock::new();
+            f.evicted = Some(Box::new(Evicted {
+                path,
+                stamp,
+                text: OnceLock::new(),
+            }));
+        }
+    }
+
+    /// Moves every file of `other` to the end of this list (file `i` of `other` becomes file
+    /// `len() + i`; where a file was included is forgotten).
+    pub fn append(&mut self, other: Sources) {
+        self.files.extend(other.files.into_iter().map(|mut f| {
+            f.included_at = None;
+            f
+        }));
     }
 
     pub fn len(&self) -> usize {
@@ -701,7 +817,7 @@ impl Sources {
     }
 
     pub fn text(&self, id: FileId) -> &str {
-        self.get(id).map_or("", |f| f.text.as_str())
+        self.get(id).map_or("", SourceFile::text)
     }
 
     pub fn name(&self, id: FileId) -> &str {
@@ -710,6 +826,17 @@ impl Sources {
 
     fn file(&self, id: FileId) -> Result<&SourceFile, files::Error> {
         self.get(id).ok_or(files::Error::FileMissing)
+    }
+
+    /// [`Self::file`] for showing source lines: a text that could not be read again is missing.
+    fn shown_file(&self, id: FileId) -> Result<&SourceFile, files::Error> {
+        self.file(id).and_then(|f| {
+            if f.text_lost() {
+                Err(files::Error::FileMissing)
+            } else {
+                Ok(f)
+            }
+        })
     }
 
     /// Records that a QC `$include` at `at` reads file `id` (the first inclusion counts).
@@ -751,6 +878,7 @@ impl Sources {
         for (f, keep) in self.files.iter_mut().zip(cited) {
             if !keep {
                 f.text = String::new();
+                f.evicted = None;
                 f.line_starts = OnceLock::new();
             }
         }
@@ -767,17 +895,17 @@ impl<'a> Files<'a> for Sources {
     }
 
     fn source(&'a self, id: FileId) -> Result<&'a str, files::Error> {
-        Ok(self.file(id)?.text.as_str())
+        Ok(self.shown_file(id)?.text())
     }
 
     fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, files::Error> {
         Ok(self
-            .file(id)?
+            .shown_file(id)?
             .line_index(byte_index.min(u32::MAX as usize) as u32))
     }
 
     fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
-        let f = self.file(id)?;
+        let f = self.shown_file(id)?;
         let line_starts = f.line_starts();
         let start = *line_starts
             .get(line_index)
@@ -787,7 +915,7 @@ impl<'a> Files<'a> for Sources {
             })? as usize;
         let end = line_starts
             .get(line_index + 1)
-            .map_or(f.text.len(), |&e| e as usize);
+            .map_or(f.text().len(), |&e| e as usize);
         Ok(start..end)
     }
 }
@@ -804,7 +932,8 @@ pub fn render_plain(sources: &Sources, d: &Diagnostic) -> String {
     let config = term::Config::default();
     match term::emit_into_string(&config, sources, &d.to_codespan()) {
         Ok(s) => s,
-        // Only reachable with a span outside its file, which is a bug; still print something.
+        // Reachable with a span outside its file (a bug), or a text let go after parsing whose
+        // file changed before a diagnostic needed it; still print something.
         Err(e) => format!(
             "{}[{}]: {} (could not show the source: {e})\n",
             d.severity.as_str(),
@@ -869,6 +998,10 @@ pub fn to_json<'a>(sources: &'a Sources, d: &'a Diagnostic) -> JsonDiagnostic<'a
     };
     if let Some(primary) = d.labels.iter().find(|l| l.primary) {
         if let Some(f) = sources.get(primary.at.file) {
+            out.file = Some(&f.name);
+        }
+        // a text that could not be read again has no lines to point at
+        if let Some(f) = sources.get(primary.at.file).filter(|f| !f.text_lost()) {
             let (l, c) = f.line_col(primary.at.span.start);
             let (el, ec) = f.line_col(primary.at.span.end);
             out.file = Some(&f.name);
@@ -882,7 +1015,7 @@ pub fn to_json<'a>(sources: &'a Sources, d: &'a Diagnostic) -> JsonDiagnostic<'a
         }
     }
     for l in d.labels.iter().filter(|l| !l.primary) {
-        if let Some(f) = sources.get(l.at.file) {
+        if let Some(f) = sources.get(l.at.file).filter(|f| !f.text_lost()) {
             let (line, col) = f.line_col(l.at.span.start);
             out.notes
                 .push(format!("{}:{line}:{col}: {}", f.name, l.message));
@@ -901,6 +1034,49 @@ pub fn render_json(sources: &Sources, d: &Diagnostic) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An evicted text is read again, as it was, when a diagnostic needs it; once the file has
+    /// changed it is not shown at all (never lines of the new contents, never a panic).
+    #[test]
+    fn an_evicted_text_is_read_again_or_not_shown() {
+        let dir = std::env::temp_dir().join(format!("mdlc-evict-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.smd");
+        std::fs::write(&path, "version 1\nnodes\nend\n").unwrap();
+        let mut s = Sources::new();
+        let id = s.add("a.smd", String::new());
+        let stamp = FileStamp::of(&path).unwrap();
+        s.evict(id, path.clone(), stamp);
+        assert_eq!(s.get(id).unwrap().len(), 20);
+        let d = Diagnostic::new(
+            Code::SmdNegativeFrame,
+            "here",
+            Span::new(10, 15).in_file(id),
+            "this",
+        );
+        let shown = render_plain(&s, &d);
+        assert!(shown.contains("a.smd:2:1"), "{shown}");
+        assert!(shown.contains("2 │ nodes"), "{shown}");
+        assert_eq!(to_json(&s, &d).line, Some(2));
+
+        // the file changes (another length) before the text is needed
+        let mut s2 = Sources::new();
+        let id2 = s2.add("a.smd", String::new());
+        s2.evict(id2, path.clone(), stamp);
+        std::fs::write(&path, "version 1\n// edited\nnodes\nend\n").unwrap();
+        let d2 = Diagnostic::new(
+            Code::SmdNegativeFrame,
+            "here",
+            Span::new(10, 15).in_file(id2),
+            "this",
+        );
+        let shown = render_plain(&s2, &d2);
+        assert!(shown.contains("could not show the source"), "{shown}");
+        assert!(!shown.contains("edited"), "{shown}");
+        let j = to_json(&s2, &d2);
+        assert_eq!((j.file, j.line), (Some("a.smd"), None));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn line_col_counts_characters_and_lines() {

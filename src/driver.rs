@@ -59,6 +59,21 @@ pub fn add_text(
     bytes: Vec<u8>,
     diags: &mut Vec<Diagnostic>,
 ) -> (FileId, bool) {
+    let id = sources.add(name, String::new());
+    let (text, ok) = prepare_text(id, name, bytes, diags);
+    sources.set_text(id, text);
+    (id, ok)
+}
+
+/// [`add_text`] for a file whose place in [`Sources`] is `id` (added with a placeholder): the
+/// text to store there, and whether it may be parsed. Needs no access to `Sources`, so files
+/// can be prepared on other threads.
+pub fn prepare_text(
+    id: FileId,
+    name: &str,
+    bytes: Vec<u8>,
+    diags: &mut Vec<Diagnostic>,
+) -> (String, bool) {
     if bytes.len() > MAX_FILE_LEN {
         diags.push(
             Diagnostic::about_file(
@@ -68,7 +83,7 @@ pub fn add_text(
             )
             .with_note(format!("mdlc reads files of up to {MAX_FILE_LEN} bytes")),
         );
-        return (sources.add(name, String::new()), false);
+        return (String::new(), false);
     }
     let (text, bad_utf8, nul) = match String::from_utf8(bytes) {
         Ok(s) => {
@@ -92,7 +107,7 @@ pub fn add_text(
         (None, None) => None,
     };
     let Some((at, is_nul)) = bad else {
-        return (sources.add(name, text), true);
+        return (text, true);
     };
     // NUL has no width on a terminal, so no caret would show under it: display it as `␀`. Only
     // the first bad byte is reported, so offsets after it may shift.
@@ -101,10 +116,8 @@ pub fn add_text(
     } else {
         text
     };
-    let id = sources.add(name, text);
     // The replacement character (or the NUL) at `at` is the primary span.
-    let len = sources
-        .text(id)
+    let len = text
         .get(at..)
         .and_then(|s| s.chars().next())
         .map_or(0, char::len_utf8);
@@ -125,13 +138,18 @@ pub fn add_text(
             .with_note("SMD, VTA and QC files are plain text; is this a binary file, or text saved in another encoding?")
             .with_note("the rest of the file is not checked"),
     );
-    (id, false)
+    (text, false)
 }
 
 /// Parses and lowers one SMD/VTA file already in `sources`. Returns the IR when the file has no
 /// error.
 pub fn check_smd(sources: &Sources, id: FileId, diags: &mut Vec<Diagnostic>) -> Option<SmdModel> {
-    let parsed = smd::parse(sources.text(id), id);
+    check_smd_text(sources.text(id), id, diags)
+}
+
+/// [`check_smd`] on the text of file `id`, held by the caller.
+pub fn check_smd_text(text: &str, id: FileId, diags: &mut Vec<Diagnostic>) -> Option<SmdModel> {
+    let parsed = smd::parse(text, id);
     let ok = !parsed.has_errors();
     diags.extend(parsed.diagnostics);
     if !ok {
@@ -493,7 +511,7 @@ pub fn compile_goldsrc(
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    let model = crate::ir::build::build_model(spec, fs, sources, diags)?;
+    let mut model = crate::ir::build::build_model(spec, fs, sources, diags)?;
     let base = output_path(&model, &spec.source, out_dir, diags);
     let default_name = spec
         .source
@@ -520,7 +538,7 @@ pub fn compile_goldsrc(
         }
     }
     let gs = crate::formats::goldsrc::compile::compile_named(
-        &model,
+        &mut model,
         default_name.as_deref(),
         fs,
         sources,
@@ -604,11 +622,7 @@ pub fn build_paths(
     /// follow.
     fn join_build(build: &mut Build, part: Build) {
         let offset = build.report.sources.len() as u32;
-        for i in 0..part.report.sources.len() {
-            if let Some(f) = part.report.sources.get(FileId(i as u32)) {
-                build.report.sources.add(f.name.clone(), f.text.clone());
-            }
-        }
+        build.report.sources.append(part.report.sources);
         build
             .report
             .diagnostics

@@ -106,7 +106,7 @@ fn compile_both(
     let mut gold = model.clone();
     gold.target = crate::project::spec::Target::GoldSrc;
     let mut scratch = Vec::new();
-    let _ = crate::formats::goldsrc::compile::compile(&gold, fs, sources, &mut scratch);
+    let _ = crate::formats::goldsrc::compile::compile(&mut gold, fs, sources, &mut scratch);
     let mut source = model.clone();
     source.target = crate::project::spec::Target::Source;
     let mut built = false;

@@ -328,3 +328,40 @@ fn build_of_several_projects_renders_each_projects_diagnostics() {
     assert!(out.join("a.mdl").is_file() && out.join("b.mdl").is_file());
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// SMD texts that parse cleanly are let go during the build and read again for a diagnostic a
+/// later stage gives: the lines of both files still show (GoldSrc `E0403`, two files giving a
+/// bone different parents).
+#[test]
+fn a_later_diagnostic_shows_the_lines_of_files_parsed_without_one() {
+    let tmp = std::env::temp_dir().join(format!("mdlc-cli-reread-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let smd = |root: &str| {
+        format!(
+            "version 1\nnodes\n0 \"{root}\" -1\n1 \"spine\" 0\nend\nskeleton\ntime 0\n\
+             0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\ntriangles\nskin.bmp\n\
+             1 0 0 0 0 0 1 0 0\n1 1 0 0 0 0 1 1 0\n1 0 1 0 0 0 1 0 1\nend\n"
+        )
+    };
+    std::fs::write(tmp.join("ref1.smd"), smd("root")).unwrap();
+    std::fs::write(tmp.join("ref2.smd"), smd("ROOT")).unwrap();
+    std::fs::write(
+        tmp.join("m.qc"),
+        "$modelname \"m.mdl\"\n$cd \".\"\n$body body \"ref1\"\n$body arms \"ref2\"\n\
+         $sequence idle \"ref1\"\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mdlc"))
+        .args(["check", "--target", "goldsrc", "m.qc"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(err.contains("error[E0403]"), "{err}");
+    assert!(err.contains("ref2.smd:4:1"), "{err}");
+    assert!(err.contains("4 │ 1 \"spine\" 0"), "{err}");
+    assert!(err.contains("ref1.smd:4:1"), "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

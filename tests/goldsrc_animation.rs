@@ -380,9 +380,9 @@ fn build(qc: &Path, geometry: &Geometry) -> (Option<Animation>, Vec<Diagnostic>,
         &mut diags,
     )
     .expect("project reads");
-    let model = mdlc::ir::build::build_model(&spec, &RealFs, &mut sources, &mut diags)
+    let mut model = mdlc::ir::build::build_model(&spec, &RealFs, &mut sources, &mut diags)
         .unwrap_or_else(|| panic!("{} builds: {diags:#?}", qc.display()));
-    let a = build_animation(&model, geometry, &mut diags);
+    let a = build_animation(&mut model, geometry, &mut diags);
     let generated = model.hitbox_sets.iter().all(|s| s.boxes.is_empty());
     (a, diags, generated)
 }
@@ -602,9 +602,9 @@ fn h(valid: u16, total: u16) -> u16 {
 
 #[test]
 fn hand_made_model() {
-    let (model, _) = model_of(&testdata("basic/model.qc"));
+    let (mut model, _) = model_of(&testdata("basic/model.qc"));
     let mut diags = Vec::new();
-    let a = build_animation(&model, &hand_geometry(), &mut diags).expect("builds");
+    let a = build_animation(&mut model, &hand_geometry(), &mut diags).expect("builds");
 
     // Bones: defaults from the reference skeleton; controller 0 drives child ZR, the mouth
     // controller (number 1 in QC order) root X.
@@ -713,11 +713,11 @@ fn hand_made_model() {
 
 #[test]
 fn thin_bones_get_no_hit_box() {
-    let (model, _) = model_of(&testdata("basic/model.qc"));
+    let (mut model, _) = model_of(&testdata("basic/model.qc"));
     let mut g = hand_geometry();
     // Bone 1 only 1 unit thick in x: no box for it (the rule is min < max − 1).
     g.body_parts[0].models[0].verts[3] = [1.0, 3.0, 3.0];
-    let a = build_animation(&model, &g, &mut Vec::new()).unwrap();
+    let a = build_animation(&mut model, &g, &mut Vec::new()).unwrap();
     let bones: Vec<i32> = a.hitboxes.iter().map(|b| b.bone).collect();
     assert_eq!(bones, vec![0]);
 }
@@ -725,9 +725,9 @@ fn thin_bones_get_no_hit_box() {
 #[test]
 fn errors_have_codes_and_spans() {
     let qc = testdata("errors/errors.qc");
-    let (model, _) = model_of(&qc);
+    let (mut model, _) = model_of(&qc);
     let mut diags = Vec::new();
-    let a = build_animation(&model, &hand_geometry(), &mut diags);
+    let a = build_animation(&mut model, &hand_geometry(), &mut diags);
     assert!(a.is_none());
     let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
     for c in ["E0520", "E0521", "E0522", "E0526", "E0527"] {
@@ -751,9 +751,9 @@ fn too_many_events_and_pivots() {
         format!("$cd \".\"\n$body \"b\" \"ref\"\n$sequence \"s\" \"idle\" {pivots} {events}\n"),
     )
     .unwrap();
-    let (model, _) = model_of(&dir.join("many.qc"));
+    let (mut model, _) = model_of(&dir.join("many.qc"));
     let mut diags = Vec::new();
-    assert!(build_animation(&model, &hand_geometry(), &mut diags).is_none());
+    assert!(build_animation(&mut model, &hand_geometry(), &mut diags).is_none());
     let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
     assert!(
         codes.contains(&"E0523") && codes.contains(&"E0524"),
@@ -767,9 +767,9 @@ fn too_many_events_and_pivots() {
         format!("$cd \".\"\n$body \"b\" \"ref\"\n$sequence \"s\" \"idle\" {pivots} {events}\n"),
     )
     .unwrap();
-    let (model, _) = model_of(&dir.join("many.qc"));
+    let (mut model, _) = model_of(&dir.join("many.qc"));
     let mut diags = Vec::new();
-    let a = build_animation(&model, &hand_geometry(), &mut diags).expect("builds");
+    let a = build_animation(&mut model, &hand_geometry(), &mut diags).expect("builds");
     assert_eq!(a.sequences[0].events.len(), 1023);
     assert_eq!(a.sequences[0].pivots.len(), 255);
     let _ = std::fs::remove_dir_all(&dir);

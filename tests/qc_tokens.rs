@@ -107,12 +107,12 @@ fn check_spans(r: &Run) {
         let f = r.sources.get(s.file).expect("span in a known file");
         let (a, b) = (s.span.start as usize, s.span.end as usize);
         assert!(
-            a <= b && b <= f.text.len(),
+            a <= b && b <= f.text().len(),
             "span {a}..{b} outside {}",
             f.name
         );
         assert!(
-            f.text.is_char_boundary(a) && f.text.is_char_boundary(b),
+            f.text().is_char_boundary(a) && f.text().is_char_boundary(b),
             "span {a}..{b} not on char boundaries in {}",
             f.name
         );

@@ -39,6 +39,13 @@ pub struct Animation {
 }
 
 impl Animation {
+    /// Lets go of the frames (the animation is left empty): for a builder done with them.
+    pub fn release_frames(&mut self) {
+        self.poses = Vec::new();
+        self.present = Vec::new();
+        self.num_frames = 0;
+    }
+
     /// The value the SMD gives for a bone at a frame, if any.
     pub fn get(&self, frame: usize, bone: usize) -> Option<Pose> {
         if bone >= self.num_bones {

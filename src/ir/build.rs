@@ -22,8 +22,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
-use crate::driver::{add_text, check_smd};
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
+use crate::driver::{add_text, check_smd, check_smd_text, prepare_text};
 use crate::project::files::{find, Fs, Lookup};
 use crate::project::spec::{self, FileRef, ProjectSpec, Spanned, Target};
 
@@ -140,7 +140,45 @@ struct Builder<'a> {
 }
 
 /// What [`check_smd`] gives for one file: the model (no error) and the diagnostics.
-type Checked = (Option<SmdModel>, Vec<Diagnostic>);
+/// A file read by [`Builder::prefetch`], to be parsed on any thread.
+struct ParseJob {
+    path: PathBuf,
+    name: String,
+    id: FileId,
+    bytes: Vec<u8>,
+    stamp: Option<FileStamp>,
+}
+
+/// A parsed [`ParseJob`]: the text when it must stay in memory (something was reported about
+/// it, or it cannot be read again), the diagnostics and the lowered file.
+struct Parsed {
+    path: PathBuf,
+    id: FileId,
+    text: Option<String>,
+    stamp: Option<FileStamp>,
+    diags: Vec<Diagnostic>,
+    smd: Option<SmdModel>,
+}
+
+/// Checks, parses and lowers one file (`add_text` and `check_smd` without `Sources`).
+fn parse_job(job: ParseJob) -> Parsed {
+    let mut diags = Vec::new();
+    let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
+    let smd = if ok {
+        check_smd_text(&text, job.id, &mut diags)
+    } else {
+        None
+    };
+    let keep = !diags.is_empty() || job.stamp.is_none();
+    Parsed {
+        path: job.path,
+        id: job.id,
+        text: keep.then_some(text),
+        stamp: job.stamp,
+        diags,
+        smd,
+    }
+}
 
 /// A file read ahead of [`Builder::load_new`], with the diagnostics that loading it gives (not
 /// yet reported: `load_new` reports them where it would have found them).
@@ -345,8 +383,8 @@ impl Builder<'_> {
         if let Some(c) = &spec.collision {
             refs.push(&c.file);
         }
-        // Read in order; `jobs` are the files to parse: (found path, id, text length).
-        let mut jobs: Vec<(PathBuf, FileId, usize)> = Vec::new();
+        // The files to read, in the order they are loaded (file ids follow it).
+        let mut paths: Vec<PathBuf> = Vec::new();
         for fr in refs {
             if self.lookups.contains_key(&fr.path) {
                 continue;
@@ -358,83 +396,126 @@ impl Builder<'_> {
             };
             self.lookups.insert(fr.path.clone(), lookup);
             let Some(found) = found else { continue };
-            if self.prefetched.contains_key(&found) {
+            if self.prefetched.contains_key(&found) || paths.contains(&found) {
                 continue;
             }
-            let pre = match self.fs.read(&found) {
-                Err(e) => Prefetched::Unreadable(e),
-                Ok(bytes) => {
-                    let len = bytes.len();
-                    let mut diags = Vec::new();
-                    let name = found.display().to_string();
-                    let (id, ok) = add_text(self.sources, &name, bytes, &mut diags);
-                    if ok {
-                        jobs.push((found.clone(), id, len));
-                    }
-                    Prefetched::Read {
-                        id,
-                        diags,
-                        smd: None,
-                    }
-                }
-            };
-            self.prefetched.insert(found, pre);
+            paths.push(found);
         }
-        // Parse and lower, largest files first, on up to one thread per core.
-        jobs.sort_by_key(|j| std::cmp::Reverse(j.2));
-        let sources: &Sources = self.sources;
-        let check = |id: FileId| {
-            let mut diags = Vec::new();
-            let smd = check_smd(sources, id, &mut diags);
-            (smd, diags)
-        };
         // Below `PARALLEL_PARSE_BYTES` a thread costs more than it saves (its stack, its
         // allocator arena, the start-up): small projects parse on this thread alone.
-        let total: usize = jobs.iter().map(|j| j.2).sum();
-        let threads = if total < PARALLEL_PARSE_BYTES {
+        let total: u64 = paths.iter().filter_map(|p| self.fs.size(p)).sum();
+        let threads = if total < PARALLEL_PARSE_BYTES as u64 {
             1
         } else {
-            parse_threads(jobs.len())
+            parse_threads(paths.len())
         };
-        let results: Vec<(usize, Checked)> = if threads <= 1 {
-            jobs.iter()
-                .enumerate()
-                .map(|(i, (_, id, _))| (i, check(*id)))
-                .collect()
-        } else {
-            let next = std::sync::atomic::AtomicUsize::new(0);
-            let jobs = &jobs;
-            let check = &check;
-            let work = || {
-                let mut done = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((_, id, _)) = jobs.get(i) else { break };
-                    done.push((i, check(*id)));
+        // This thread reads the files in order and hands each to a parser; a parser keeps the
+        // text only when something was reported about it (a later diagnostic reads an evicted
+        // text again), so no more than a few texts are held at once, whatever the model's size.
+        let fs = self.fs;
+        if threads <= 1 {
+            for path in &paths {
+                if let Some(job) = self.read_job(fs, path) {
+                    let parsed = parse_job(job);
+                    self.install(parsed, false);
                 }
-                done
-            };
-            // This thread is one of the workers (its allocator arena is the one the rest of
-            // the build uses).
-            std::thread::scope(|scope| {
-                let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-                let mut done = work();
-                for w in others {
-                    done.extend(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            return;
+        }
+        // Parsers get jobs through a channel with room for one job each (so this thread does
+        // not read far ahead of them) and send what they made back through another, which this
+        // thread empties between reads. It copies each lowered file, so that what the build
+        // keeps is allocated by this thread: memory a parser frees then goes back to that
+        // parser's allocator arena, which its next file reuses, instead of staying held by an
+        // arena no other thread allocates from.
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<ParseJob>(threads);
+        let job_rx = std::sync::Mutex::new(job_rx);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<Parsed>();
+        let work = |done_tx: std::sync::mpsc::Sender<Parsed>| {
+            loop {
+                // a poisoned lock means another parser panicked: stop taking work
+                let job = match job_rx.lock() {
+                    Ok(r) => r.recv(),
+                    Err(_) => break,
+                };
+                let Ok(job) = job else { break };
+                if done_tx.send(parse_job(job)).is_err() {
+                    break;
                 }
-                done
-            })
+            }
         };
-        for (i, (smd, more)) in results {
-            let Some((found, _, _)) = jobs.get(i) else {
-                continue;
-            };
-            if let Some(Prefetched::Read {
-                diags, smd: slot, ..
-            }) = self.prefetched.get_mut(found)
-            {
-                diags.extend(more);
-                *slot = smd.map(Box::new);
+        std::thread::scope(|scope| {
+            let parsers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let done_tx = done_tx.clone();
+                    scope.spawn(move || work(done_tx))
+                })
+                .collect();
+            drop(done_tx);
+            for path in &paths {
+                while let Ok(p) = done_rx.try_recv() {
+                    self.install(p, true);
+                }
+                if let Some(job) = self.read_job(fs, path) {
+                    if job_tx.send(job).is_err() {
+                        break;
+                    }
+                }
+            }
+            drop(job_tx);
+            // until every parser has stopped and dropped its sender
+            while let Ok(p) = done_rx.recv() {
+                self.install(p, true);
+            }
+            for p in parsers {
+                if let Err(e) = p.join() {
+                    std::panic::resume_unwind(e);
+                }
+            }
+        });
+    }
+
+    /// Keeps a parsed file for [`Self::load_new`]: its text, or only the means to read it again,
+    /// and the lowered file (copied by this thread when `copy`, see [`Self::prefetch`]).
+    fn install(&mut self, p: Parsed, copy: bool) {
+        match (p.text, p.stamp) {
+            (Some(text), _) => self.sources.set_text(p.id, text),
+            (None, Some(stamp)) => self.sources.evict(p.id, p.path.clone(), stamp),
+            (None, None) => {}
+        }
+        let smd = p.smd.map(|m| Box::new(if copy { m.clone() } else { m }));
+        self.prefetched.insert(
+            p.path,
+            Prefetched::Read {
+                id: p.id,
+                diags: p.diags,
+                smd,
+            },
+        );
+    }
+
+    /// Reads one file for [`Self::prefetch`]: its place in `sources` (a placeholder until it is
+    /// parsed), or `None` (recorded as unreadable) when it cannot be read.
+    fn read_job(&mut self, fs: &dyn Fs, path: &Path) -> Option<ParseJob> {
+        let stamp = fs.stamp(path);
+        match fs.read(path) {
+            Err(e) => {
+                self.prefetched
+                    .insert(path.to_path_buf(), Prefetched::Unreadable(e));
+                None
+            }
+            Ok(bytes) => {
+                let name = path.display().to_string();
+                let id = self.sources.add(name.clone(), String::new());
+                // a stamp that does not match what was read cannot bring the text back
+                let stamp = stamp.filter(|s| s.len == bytes.len() as u64);
+                Some(ParseJob {
+                    path: path.to_path_buf(),
+                    name,
+                    id,
+                    bytes,
+                    stamp,
+                })
             }
         }
     }
@@ -533,8 +614,25 @@ impl Builder<'_> {
         // 6. animations
         let mut animations = Vec::new();
         let mut anim_ids: Vec<Option<AnimId>> = Vec::new();
+        // Nothing reads a file's frames after its last animation is made: they are let go
+        // then, so that a large model does not hold them beside the animations made of them.
+        let mut uses = vec![0usize; self.files.len()];
+        for f in anim_files.iter().flatten() {
+            if let Some(u) = uses.get_mut(*f) {
+                *u += 1;
+            }
+        }
         for (a, f) in spec.animations.iter().zip(&anim_files) {
             let made = f.and_then(|f| self.make_anim(a, f, &bones));
+            if let Some(f) = *f {
+                let last = uses.get_mut(f).is_some_and(|u| {
+                    *u -= 1;
+                    *u == 0
+                });
+                if let (true, Some(l)) = (last, self.files.get_mut(f)) {
+                    l.smd.animation.release_frames();
+                }
+            }
             match made {
                 Some(anim) => {
                     animations.push(anim);

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::diag::FileStamp;
 use crate::suggest::edit_distance;
 
 /// What the project stages need from a file system.
@@ -15,6 +16,16 @@ pub trait Fs {
     fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
     fn is_file(&self, path: &Path) -> bool;
     fn is_dir(&self, path: &Path) -> bool;
+    /// The file's size in bytes, if known without reading it.
+    fn size(&self, _path: &Path) -> Option<u64> {
+        None
+    }
+    /// The stamp of a file on the disk, so that a text let go after parsing can be read again
+    /// for a diagnostic ([`crate::diag::Sources::evict`]); `None` for a file system whose
+    /// files are not on the disk.
+    fn stamp(&self, _path: &Path) -> Option<FileStamp> {
+        None
+    }
 }
 
 /// The real file system.
@@ -24,6 +35,14 @@ pub struct RealFs;
 impl Fs for RealFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)
+    }
+
+    fn size(&self, path: &Path) -> Option<u64> {
+        std::fs::metadata(path).ok().map(|m| m.len())
+    }
+
+    fn stamp(&self, path: &Path) -> Option<FileStamp> {
+        FileStamp::of(path)
     }
 
     fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
@@ -78,6 +97,10 @@ impl Fs for MemFs {
             .get(path)
             .cloned()
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such file"))
+    }
+
+    fn size(&self, path: &Path) -> Option<u64> {
+        self.files.get(path).map(|b| b.len() as u64)
     }
 
     fn list(&self, dir: &Path) -> io::Result<Vec<String>> {

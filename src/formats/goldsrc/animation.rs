@@ -58,8 +58,12 @@ struct Prepared {
 
 /// Builds bones, sequences, groups, transitions and hit boxes (`goldsrc.md` §8.4-8.7, §8.9-8.11).
 /// Returns `None` when an error was reported.
+///
+/// Each animation's values ([`Anim::frames`], [`Anim::given`]) are let go once the last
+/// sequence using it is prepared, so that a large model does not hold its animations twice
+/// (the source values and the values on the final skeleton).
 pub fn build_animation(
-    model: &Model,
+    model: &mut Model,
     geometry: &Geometry,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Animation> {
@@ -153,9 +157,29 @@ pub fn build_animation(
         })
         .collect();
     let mut prepared: Vec<Prepared> = Vec::with_capacity(model.sequences.len());
-    for seq in &model.sequences {
+    let mut uses = vec![0usize; model.animations.len()];
+    for a in model.sequences.iter().flat_map(|s| &s.animations) {
+        if let Some(u) = uses.get_mut(a.index()) {
+            *u += 1;
+        }
+    }
+    for s in 0..model.sequences.len() {
+        let Some(seq) = model.sequences.get(s) else {
+            break;
+        };
         if let Some(p) = prepare_sequence(model, seq, &defaults, diags) {
             prepared.push(p);
+        }
+        let used: Vec<usize> = seq.animations.iter().map(|a| a.index()).collect();
+        for a in used {
+            let last = uses.get_mut(a).is_some_and(|u| {
+                *u -= 1;
+                *u == 0
+            });
+            if let (true, Some(anim)) = (last, model.animations.get_mut(a)) {
+                anim.frames = Vec::new();
+                anim.given = Vec::new();
+            }
         }
     }
 
@@ -250,6 +274,8 @@ pub fn build_animation(
             }
             p.desc.blends.push(per_bone);
         }
+        // encoded: the values on the final skeleton are not needed again
+        p.blends = Vec::new();
         if too_large {
             diags.push(
                 Diagnostic::new(

@@ -111,8 +111,11 @@ fn controller_type(axis: &str) -> Option<i32> {
 
 /// Compiles the model for GoldSrc. Returns `None` when an error was reported here or by a stage
 /// (or a stage is not available yet); every independent problem is reported.
+///
+/// The model's animation values are let go as they are encoded (see [`build_animation`]): the
+/// model is not compiled twice.
 pub fn compile(
-    model: &Model,
+    model: &mut Model,
     fs: &dyn Fs,
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
@@ -125,7 +128,7 @@ pub fn compile(
 /// QC is read), so `default_name` is the QC's file name (`foo.qc` → `foo.mdl`, group files
 /// `models\foo01.mdl`). `"model"` when neither is given.
 pub fn compile_named(
-    model: &Model,
+    model: &mut Model,
     default_name: Option<&str>,
     fs: &dyn Fs,
     sources: &mut Sources,
@@ -140,8 +143,9 @@ pub fn compile_named(
         .as_ref()
         .map(|n| n.value.as_str())
         .or(default_name)
-        .unwrap_or("model");
-    gs.name = format!("{}.mdl", valve_strip_extension(written));
+        .unwrap_or("model")
+        .to_string();
+    gs.name = format!("{}.mdl", valve_strip_extension(&written));
     if gs.name.len() >= 64 {
         diags.push(
             at(
@@ -209,7 +213,7 @@ pub fn compile_named(
     if model.name.is_none() {
         // the animation stage names group files after `$modelname` only
         for (g, grp) in gs.seq_groups.iter_mut().enumerate().skip(1) {
-            grp.name = super::animation::group_file_name(written, g);
+            grp.name = super::animation::group_file_name(&written, g);
         }
     }
 
