@@ -63,8 +63,9 @@ impl Drop for ProjectWorker {
 /// The SMD bytes of a project below which [`Builder::prefetch`] parses on one thread.
 const PARALLEL_PARSE_BYTES: usize = 1 << 20;
 
-/// Threads for parsing `jobs` files: this one plus the cores no project worker holds.
-fn parse_threads(jobs: usize) -> usize {
+/// Threads for `jobs` independent pieces of one project's work (parsing files, encoding
+/// sequences): one plus the cores no project worker holds, at most one per piece.
+pub fn spare_threads(jobs: usize) -> usize {
     let workers = PROJECT_WORKERS.load(std::sync::atomic::Ordering::Relaxed);
     (1 + cores().saturating_sub(workers.max(1))).min(jobs)
 }
@@ -407,7 +408,7 @@ impl Builder<'_> {
         let threads = if total < PARALLEL_PARSE_BYTES as u64 {
             1
         } else {
-            parse_threads(paths.len())
+            spare_threads(paths.len())
         };
         // This thread reads the files in order and hands each to a parser; a parser keeps the
         // text only when something was reported about it (a later diagnostic reads an evicted

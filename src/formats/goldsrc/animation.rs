@@ -239,59 +239,58 @@ pub fn build_animation(
     // --- sequence boxes, streams (§8.9, §8.7) -----------------------------------------------
     let verts = boxes::vertices(geometry);
     let bone_verts = boxes::BoneVerts::new(&verts);
-    let mut values: Vec<i16> = Vec::new();
-    let mut words: Vec<u16> = Vec::new();
-    for p in &mut prepared {
-        let (lo, hi) = boxes::sequence_box(&p.blends, &parents, &bone_verts);
-        #[cfg(test)]
-        boxes::tests::check(&p.blends, &parents, &verts, (lo, hi), &p.desc.label);
-        p.desc.bbmin = lo;
-        p.desc.bbmax = hi;
-        let nblends = p.blends.len();
-        let mut words_total: usize = 0;
-        let mut too_large = false;
-        for (q, fr) in p.blends.iter().enumerate() {
-            let mut per_bone = Vec::with_capacity(nb);
-            for (j, bone) in bones.iter().enumerate() {
-                let mut channels: [Option<Vec<u16>>; 6] = Default::default();
-                for (k, ch) in channels.iter_mut().enumerate() {
-                    let scale = bone.scale[k];
-                    values.clear();
-                    values.extend((0..fr.frames).map(|f| {
-                        let v = channel_delta(fr, f, j, k, bone.value[k]);
-                        ((v / scale) as i32) as i16
-                    }));
-                    *ch = rle::encode_with(&values, &mut words);
-                    words_total += ch.as_ref().map_or(0, Vec::len);
-                }
-                // The distance from this bone's `mstudioanim_t` to the end of its values.
-                let header = (nblends * nb) as i64 * 12;
-                let here = (q * nb + j) as i64 * 12;
-                if header + 2 * words_total as i64 - here > 65535 {
-                    too_large = true;
-                }
-                per_bone.push(channels);
+    let encode = |p: &mut Prepared, values: &mut Vec<i16>, words: &mut Vec<u16>| {
+        encode_sequence(p, &bones, &parents, &verts, &bone_verts, values, words)
+    };
+    // Sequences are independent here: a large model shares them among the spare cores (each
+    // thread takes the next sequence; the diagnostics are put back in sequence order).
+    let work: usize = prepared
+        .iter()
+        .flat_map(|p| &p.blends)
+        .map(|f| f.frames)
+        .sum::<usize>()
+        * nb;
+    let threads = if work < PARALLEL_ENCODE_VALUES {
+        1
+    } else {
+        crate::ir::build::spare_threads(prepared.len())
+    };
+    let mut found: Vec<(usize, Diagnostic)> = Vec::new();
+    if threads <= 1 {
+        let (mut values, mut words) = (Vec::new(), Vec::new());
+        for (i, p) in prepared.iter_mut().enumerate() {
+            if let Some(d) = encode(p, &mut values, &mut words) {
+                found.push((i, d));
             }
-            p.desc.blends.push(per_bone);
         }
-        // encoded: the values on the final skeleton are not needed again
-        p.blends = Vec::new();
-        if too_large {
-            diags.push(
-                Diagnostic::new(
-                    Code::GsAnimationTooLarge,
-                    format!(
-                        "the animation data of sequence `{}` is too large for GoldSrc",
-                        p.desc.label
-                    ),
-                    p.span,
-                    "this sequence",
-                )
-                .with_note("GoldSrc finds each bone's values through 16-bit offsets, so the data of one sequence cannot reach more than 64 KiB past a bone's entry")
-                .with_note("help: split the sequence, use fewer frames (`frame start end`) or fewer blends"),
-            );
-        }
+    } else {
+        let next = std::sync::Mutex::new(prepared.iter_mut().enumerate());
+        let work = || {
+            let (mut values, mut words) = (Vec::new(), Vec::new());
+            let mut out = Vec::new();
+            loop {
+                // a poisoned lock means another thread panicked: stop taking work
+                let item = match next.lock() {
+                    Ok(mut it) => it.next(),
+                    Err(_) => None,
+                };
+                let Some((i, p)) = item else { break };
+                if let Some(d) = encode(p, &mut values, &mut words) {
+                    out.push((i, d));
+                }
+            }
+            out
+        };
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            found.extend(work());
+            for t in others {
+                found.extend(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+        });
+        found.sort_by_key(|(i, _)| *i);
     }
+    diags.extend(found.into_iter().map(|(_, d)| d));
 
     // --- groups (§8.11) ---------------------------------------------------------------------
     let model_name = model
@@ -381,6 +380,73 @@ pub fn build_animation(
         seq_groups,
         transitions,
         hitboxes,
+    })
+}
+
+/// Sequence values (bone deltas per frame) above which [`build_animation`] encodes sequences on
+/// several threads.
+const PARALLEL_ENCODE_VALUES: usize = 1 << 18;
+
+/// The bounding box (§8.9) and the run-length streams (§8.7) of one prepared sequence, whose
+/// values on the final skeleton are then let go; the error when the streams are too large.
+fn encode_sequence(
+    p: &mut Prepared,
+    bones: &[GsBone],
+    parents: &[i32],
+    verts: &[(usize, [f32; 3])],
+    bone_verts: &boxes::BoneVerts,
+    values: &mut Vec<i16>,
+    words: &mut Vec<u16>,
+) -> Option<Diagnostic> {
+    let nb = bones.len();
+    let (lo, hi) = boxes::sequence_box(&p.blends, parents, bone_verts);
+    #[cfg(test)]
+    boxes::tests::check(&p.blends, parents, verts, (lo, hi), &p.desc.label);
+    #[cfg(not(test))]
+    let _ = verts;
+    p.desc.bbmin = lo;
+    p.desc.bbmax = hi;
+    let nblends = p.blends.len();
+    let mut words_total: usize = 0;
+    let mut too_large = false;
+    for (q, fr) in p.blends.iter().enumerate() {
+        let mut per_bone = Vec::with_capacity(nb);
+        for (j, bone) in bones.iter().enumerate() {
+            let mut channels: [Option<Vec<u16>>; 6] = Default::default();
+            for (k, ch) in channels.iter_mut().enumerate() {
+                let scale = bone.scale[k];
+                values.clear();
+                values.extend((0..fr.frames).map(|f| {
+                    let v = channel_delta(fr, f, j, k, bone.value[k]);
+                    ((v / scale) as i32) as i16
+                }));
+                *ch = rle::encode_with(values, words);
+                words_total += ch.as_ref().map_or(0, Vec::len);
+            }
+            // The distance from this bone's `mstudioanim_t` to the end of its values.
+            let header = (nblends * nb) as i64 * 12;
+            let here = (q * nb + j) as i64 * 12;
+            if header + 2 * words_total as i64 - here > 65535 {
+                too_large = true;
+            }
+            per_bone.push(channels);
+        }
+        p.desc.blends.push(per_bone);
+    }
+    // encoded: the values on the final skeleton are not needed again
+    p.blends = Vec::new();
+    too_large.then(|| {
+        Diagnostic::new(
+            Code::GsAnimationTooLarge,
+            format!(
+                "the animation data of sequence `{}` is too large for GoldSrc",
+                p.desc.label
+            ),
+            p.span,
+            "this sequence",
+        )
+        .with_note("GoldSrc finds each bone's values through 16-bit offsets, so the data of one sequence cannot reach more than 64 KiB past a bone's entry")
+        .with_note("help: split the sequence, use fewer frames (`frame start end`) or fewer blends")
     })
 }
 
