@@ -475,33 +475,32 @@ fn without_modelname_the_model_is_named_after_the_qc() {
     assert!(files_o[1].1 == *main && files_o[0].1 == *group);
 }
 
-#[test]
-fn frames_past_time_2047_are_not_read() {
-    let (files, codes) = build_in(&fixture("negative_time/late.qc"), None);
+/// Builds a `negative_time` fixture, which warns once (W0409) and whose `walk` sequence keeps
+/// the frames at times 0 and 1 only. §8.6: LX from frame 0 (y 0) to frame 1 (y 4): x = −4 (see
+/// the quoted-options test).
+fn assert_walk_keeps_times_0_and_1(qc: &str) {
+    let (files, codes) = build_in(&fixture(qc), None);
     assert_eq!(count(&codes, "W0409"), 1, "{codes:?}");
     let files = files.expect("the model builds");
     let p = read::parse(&files[0].1, None, &[]).unwrap();
-    // `Grab_Animation`: a bone line is stored when its time is within 0..2047 (the default
-    // `frame` range, MAXSTUDIOANIMATIONS − 1); the frames at 0 and 1 are kept, 2048 is not.
-    // §8.6: LX from frame 0 (y 0) to frame 1 (y 4): x = −4 (see the quoted-options test).
     let walk = &p.sequences[0].desc;
     assert_eq!(walk.numframes, 2);
     assert_eq!(walk.linearmovement, [-4.0, 0.0, 0.0]);
 }
 
 #[test]
+fn frames_past_time_2047_are_not_read() {
+    // `Grab_Animation`: a bone line is stored when its time is within 0..2047 (the default
+    // `frame` range, MAXSTUDIOANIMATIONS − 1); the frames at 0 and 1 are kept, 2048 is not.
+    assert_walk_keeps_times_0_and_1("negative_time/late.qc");
+}
+
+#[test]
 fn frames_at_negative_times_are_not_read() {
-    let (files, codes) = build_in(&fixture("negative_time/negative_time.qc"), None);
-    assert_eq!(count(&codes, "W0409"), 1, "{codes:?}");
-    let files = files.expect("the model builds");
-    let p = read::parse(&files[0].1, None, &[]).unwrap();
     // `Grab_Animation`: the line at time −1 is outside 0..2047 and not stored; the animation
-    // starts at the smallest stored time, 0, and ends at 1 (`Shift_Animation`).
-    // §8.6: LX from y 0 to y 4: x = −4; with the frame at −1 (y 7) it would be 3 frames and
-    // x = −4 − (−7) = 3.
-    let walk = &p.sequences[0].desc;
-    assert_eq!(walk.numframes, 2);
-    assert_eq!(walk.linearmovement, [-4.0, 0.0, 0.0]);
+    // starts at the smallest stored time, 0, and ends at 1 (`Shift_Animation`). With the frame
+    // at −1 (y 7) it would be 3 frames and x = −4 − (−7) = 3.
+    assert_walk_keeps_times_0_and_1("negative_time/negative_time.qc");
 }
 
 #[test]
