@@ -38,6 +38,32 @@ pub struct Animation {
     pub present: Vec<bool>,
 }
 
+/// How many more times each of `n` things is going to be used, to let each go after its last
+/// use (a file's frames, an animation's values).
+#[derive(Clone, Debug)]
+pub struct UsesLeft(Vec<usize>);
+
+impl UsesLeft {
+    /// Counts the uses of things `0..n` in `uses` (indices outside are ignored).
+    pub fn count(n: usize, uses: impl IntoIterator<Item = usize>) -> Self {
+        let mut left = vec![0usize; n];
+        for u in uses {
+            if let Some(c) = left.get_mut(u) {
+                *c += 1;
+            }
+        }
+        Self(left)
+    }
+
+    /// Records one use of `i`: whether it was the last.
+    pub fn used(&mut self, i: usize) -> bool {
+        self.0.get_mut(i).is_some_and(|c| {
+            *c = c.saturating_sub(1);
+            *c == 0
+        })
+    }
+}
+
 impl Animation {
     /// Lets go of the frames (the animation is left empty): for a builder done with them.
     pub fn release_frames(&mut self) {

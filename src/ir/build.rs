@@ -19,15 +19,16 @@
 //!
 //! Every independent problem is reported; the model is returned only when none is an error.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{RecvTimeoutError, TrySendError};
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
 use crate::driver::{add_text, check_smd, check_smd_text, prepare_text};
 use crate::project::files::{find, Fs, Lookup};
 use crate::project::spec::{self, FileRef, ProjectSpec, Spanned, Target};
 
-use super::anim::{FillRule, Pose};
+use super::anim::{FillRule, Pose, UsesLeft};
 use super::lower::SmdModel;
 use super::mesh::{Corner, Mesh, Triangle, Weight};
 use super::model::*;
@@ -140,7 +141,6 @@ struct Builder<'a> {
     prefetched: HashMap<PathBuf, Prefetched>,
 }
 
-/// What [`check_smd`] gives for one file: the model (no error) and the diagnostics.
 /// A file read by [`Builder::prefetch`], to be parsed on any thread.
 struct ParseJob {
     path: PathBuf,
@@ -386,6 +386,7 @@ impl Builder<'_> {
         }
         // The files to read, in the order they are loaded (file ids follow it).
         let mut paths: Vec<PathBuf> = Vec::new();
+        let mut listed: HashSet<PathBuf> = HashSet::new();
         for fr in refs {
             if self.lookups.contains_key(&fr.path) {
                 continue;
@@ -397,7 +398,7 @@ impl Builder<'_> {
             };
             self.lookups.insert(fr.path.clone(), lookup);
             let Some(found) = found else { continue };
-            if self.prefetched.contains_key(&found) || paths.contains(&found) {
+            if self.prefetched.contains_key(&found) || !listed.insert(found.clone()) {
                 continue;
             }
             paths.push(found);
@@ -453,13 +454,25 @@ impl Builder<'_> {
                 })
                 .collect();
             drop(done_tx);
-            for path in &paths {
+            'read: for path in &paths {
                 while let Ok(p) = done_rx.try_recv() {
                     self.install(p, true);
                 }
-                if let Some(job) = self.read_job(fs, path) {
-                    if job_tx.send(job).is_err() {
-                        break;
+                let Some(mut job) = self.read_job(fs, path) else {
+                    continue;
+                };
+                // While the parsers are busy, take what they finish; stop if they all stopped
+                // (a panic, passed on below) rather than wait for them forever.
+                loop {
+                    match job_tx.try_send(job) {
+                        Ok(()) => break,
+                        Err(TrySendError::Full(j)) => job = j,
+                        Err(TrySendError::Disconnected(_)) => break 'read,
+                    }
+                    match done_rx.recv_timeout(std::time::Duration::from_millis(1)) {
+                        Ok(p) => self.install(p, true),
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => break 'read,
                     }
                 }
             }
@@ -617,20 +630,11 @@ impl Builder<'_> {
         let mut anim_ids: Vec<Option<AnimId>> = Vec::new();
         // Nothing reads a file's frames after its last animation is made: they are let go
         // then, so that a large model does not hold them beside the animations made of them.
-        let mut uses = vec![0usize; self.files.len()];
-        for f in anim_files.iter().flatten() {
-            if let Some(u) = uses.get_mut(*f) {
-                *u += 1;
-            }
-        }
+        let mut uses = UsesLeft::count(self.files.len(), anim_files.iter().flatten().copied());
         for (a, f) in spec.animations.iter().zip(&anim_files) {
             let made = f.and_then(|f| self.make_anim(a, f, &bones));
             if let Some(f) = *f {
-                let last = uses.get_mut(f).is_some_and(|u| {
-                    *u -= 1;
-                    *u == 0
-                });
-                if let (true, Some(l)) = (last, self.files.get_mut(f)) {
+                if let (true, Some(l)) = (uses.used(f), self.files.get_mut(f)) {
                     l.smd.animation.release_frames();
                 }
             }

@@ -157,12 +157,14 @@ pub fn build_animation(
         })
         .collect();
     let mut prepared: Vec<Prepared> = Vec::with_capacity(model.sequences.len());
-    let mut uses = vec![0usize; model.animations.len()];
-    for a in model.sequences.iter().flat_map(|s| &s.animations) {
-        if let Some(u) = uses.get_mut(a.index()) {
-            *u += 1;
-        }
-    }
+    let mut uses = crate::ir::anim::UsesLeft::count(
+        model.animations.len(),
+        model
+            .sequences
+            .iter()
+            .flat_map(|s| &s.animations)
+            .map(|a| a.index()),
+    );
     for s in 0..model.sequences.len() {
         let Some(seq) = model.sequences.get(s) else {
             break;
@@ -172,11 +174,7 @@ pub fn build_animation(
         }
         let used: Vec<usize> = seq.animations.iter().map(|a| a.index()).collect();
         for a in used {
-            let last = uses.get_mut(a).is_some_and(|u| {
-                *u -= 1;
-                *u == 0
-            });
-            if let (true, Some(anim)) = (last, model.animations.get_mut(a)) {
+            if let (true, Some(anim)) = (uses.used(a), model.animations.get_mut(a)) {
                 anim.frames = Vec::new();
                 anim.given = Vec::new();
             }
