@@ -354,6 +354,42 @@ fn every_texture_group_adds_its_textures_but_only_the_first_makes_skins() {
 }
 
 #[test]
+fn texture_group_rows_of_different_lengths_make_the_skins_valves_tool_makes() {
+    let (files, codes) = build_in(&fixture("texgroup_rows/rows.qc"), None);
+    // rows 1 and 2 differ from the first in length
+    assert_eq!(count(&codes, "W0408"), 2, "{codes:?}");
+    let files = files.expect("the model builds");
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    // §8.2: first, second (the mesh's), then third, fourth, fifth as the group names them;
+    // numskinref = 2, the textures known when the group is read.
+    let names: Vec<&str> = p.textures.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "first.bmp",
+            "second.bmp",
+            "third.bmp",
+            "fourth.bmp",
+            "fifth.bmp"
+        ]
+    );
+    assert_eq!(p.header.numskinref, 2);
+    // `Cmd_TextureGroup` leaves 3 families (the last texture is in row 2) and 3 positions (the
+    // last row's length) in a zeroed table g, so g[0][2] = g[1][1] = g[1][2] = 0 (first.bmp).
+    // `SetSkinValues`, family i, j = 0..2: skin[i][g[0][j]] = g[i][j]:
+    // * family 0: skin[0] = 0, skin[1] = 1, then skin[0] = g[0][2] = 0: [0, 1];
+    // * family 1: skin[0] = third (2), skin[1] = g[1][1] = 0, skin[0] = g[1][2] = 0: [0, 0];
+    // * family 2: skin[0] = fourth (3), skin[1] = fifth (4), skin[0] = third (2): [2, 4].
+    assert_eq!(p.skins, vec![vec![0, 1], vec![0, 0], vec![2, 4]]);
+    // §8.3: a texture no mesh uses takes its parent's range; `Cmd_TextureGroup` gives third
+    // and fourth the parent g[0][0] = first (4×4), fifth g[0][1] = second (8×2); third is
+    // named again at position 2, whose g[0][2] is 0: first again.
+    let sizes: Vec<(i32, i32)> = p.textures.iter().map(|t| (t.width, t.height)).collect();
+    assert_eq!(sizes, [(4, 4), (8, 2), (4, 4), (4, 4), (8, 2)]);
+}
+
+#[test]
 fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
     let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
     // every quoted word is an option or a file that exists: nothing to report

@@ -1701,7 +1701,10 @@ impl Builder<'_> {
                             at,
                             format!("{} materials here", row.len()),
                         )
-                        .with_note("materials are replaced position by position; the extra positions are ignored"),
+                        .with_note(match target {
+                            Target::GoldSrc => "Valve's HL1 compiler replaces as many positions as the last row has, taking the model's first texture where a row has no material (mdlc does the same)",
+                            Target::Source => "materials are replaced position by position; the extra positions are ignored",
+                        }),
                     );
                 }
             }

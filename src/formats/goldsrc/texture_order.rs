@@ -40,27 +40,44 @@ impl TextureOrder {
         self.rank.get(old).copied().unwrap_or(old)
     }
 
-    /// The skin table in the new order: family rows of `num_ref` entries, each replacement of
-    /// the model's table (material `r` → `to`) carried over to the new indices; a replaced
-    /// texture that is not among the first `num_ref` is dropped, as Valve's table only covers
-    /// those.
+    /// The skin table in the new order, as Valve's `SetSkinValues` builds it from the first
+    /// `$texturegroup` (`goldsrc.md` §8.3): `numskinfamilies` is one more than the row of the
+    /// last texture the group names, and in each family `i`, for each position `j` below the
+    /// length of that last row, entry `group[0][j]` becomes `group[i][j]`, where a position a
+    /// row does not have is texture 0 (`Cmd_TextureGroup` fills a zeroed table). Rows of equal
+    /// length replace position by position; unequal ones (warning `W0408`) give what Valve's
+    /// tool gives. Entries are `num_ref` wide; a replacement of a texture beyond them is
+    /// dropped, as Valve's table only covers those. Without a group: one family, unchanged.
     pub fn skins(&self, model: &Model) -> Vec<Vec<i16>> {
-        let old_ref = model.skins.num_ref;
-        model
-            .skins
-            .families
-            .iter()
-            .map(|row| {
-                let mut out: Vec<usize> = (0..self.num_ref).collect();
-                for (r, to) in row.iter().enumerate().take(old_ref) {
-                    if to.index() == r {
-                        continue;
-                    }
-                    if let Some(slot) = out.get_mut(self.new_index(r)) {
-                        *slot = self.new_index(to.index());
-                    }
-                }
-                out.into_iter()
+        let identity: Vec<usize> = (0..self.num_ref).collect();
+        let first = model.skins.span.and(model.skins.groups.first());
+        let rows = first.map_or(&[][..], |g| &g.rows[..]);
+        let families = match rows.iter().rposition(|r| !r.is_empty()) {
+            None => vec![identity],
+            Some(last) => {
+                let reps = rows.get(last).map_or(0, Vec::len);
+                let texture = |i: usize, j: usize| {
+                    rows.get(i)
+                        .and_then(|r| r.get(j))
+                        .map_or(0, |m| self.new_index(m.index()))
+                };
+                (0..=last)
+                    .map(|i| {
+                        let mut out = identity.clone();
+                        for j in 0..reps {
+                            if let Some(slot) = out.get_mut(texture(0, j)) {
+                                *slot = texture(i, j);
+                            }
+                        }
+                        out
+                    })
+                    .collect()
+            }
+        };
+        families
+            .into_iter()
+            .map(|f| {
+                f.into_iter()
                     .map(|m| i16::try_from(m).unwrap_or(i16::MAX))
                     .collect()
             })
