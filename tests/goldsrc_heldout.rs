@@ -540,6 +540,30 @@ fn frames_at_negative_times_are_not_read() {
 }
 
 #[test]
+fn a_frame_range_past_the_file_names_the_frames_goldsrc_keeps() {
+    let (spec, mut sources, mut diags) = read(&fixture("negative_time/range.qc"));
+    let files =
+        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags));
+    let files = files.expect("the model builds");
+    let clamped: Vec<&Diagnostic> = diags
+        .iter()
+        .filter(|d| d.code.as_str() == "W0406")
+        .collect();
+    assert_eq!(clamped.len(), 1, "{diags:?}");
+    // the file has times -1 to 1; of the range -5..9 GoldSrc reads 0..2047, so 0 and 1
+    assert!(
+        clamped[0]
+            .notes
+            .iter()
+            .any(|n| n.ends_with("has frames -1 to 1; frames 0 to 1 are used")),
+        "{:?}",
+        clamped[0].notes
+    );
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert_eq!(p.sequences[0].desc.numframes, 2);
+}
+
+#[test]
 fn mirrorbone_names_a_bone_as_the_smd_spells_it_before_renamebone() {
     // `Grab_Nodes` marks `child` mirrored while reading each SMD; `SimplifyModel` renames it
     // to `arm` later. §7 / `Grab_Skeleton`: the mirrored default position is −(10, 0, 0).

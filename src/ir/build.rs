@@ -1800,7 +1800,15 @@ impl Builder<'_> {
                     return None;
                 }
                 if s < first || e > last {
-                    errs.push(frame_range_clamped(a, s, e, &file_name, first, last));
+                    let used = (s.max(first), e.min(last));
+                    errs.push(frame_range_clamped(
+                        a,
+                        s,
+                        e,
+                        &file_name,
+                        (first, last),
+                        Some(used),
+                    ));
                 }
                 lo = s.max(first);
                 hi = e.min(last);
@@ -1893,9 +1901,6 @@ impl Builder<'_> {
                     errs.push(bad_frame_range(a, s, e, file_name, first, last));
                     return None;
                 }
-                if s < first || e > last {
-                    errs.push(frame_range_clamped(a, s, e, file_name, first, last));
-                }
                 (s, e)
             }
             None => (i64::MIN, i64::MAX),
@@ -1945,11 +1950,15 @@ impl Builder<'_> {
             };
             errs.push(d);
         }
-        match (kept.first(), kept.last()) {
-            (Some(&k_lo), Some(&k_hi)) => Some((k_lo, k_hi)),
+        let used = kept.first().copied().zip(kept.last().copied());
+        if a.frames.is_some() && (s < first || e > last) {
+            errs.push(frame_range_clamped(a, s, e, file_name, (first, last), used));
+        }
+        match used {
+            Some(range) => Some(range),
             // No frame left: an empty animation starting at the file's first time, which the
             // back end reports (`E0526`; Valve's tool crashes on it).
-            _ => Some((data_lo, data_lo - 1)),
+            None => Some((data_lo, data_lo - 1)),
         }
     }
 
@@ -2165,14 +2174,14 @@ fn bad_frame_range(
 }
 
 /// [`Code::BuildFrameRangeClamped`]: the `frame` range `s`..`e` of `a` reaches past its file's
-/// frames `first`..`last`.
+/// frames `first`..`last`; `used` is what is kept of them (none: an error follows).
 fn frame_range_clamped(
     a: &spec::Animation,
     s: i64,
     e: i64,
     file_name: &str,
-    first: i64,
-    last: i64,
+    (first, last): (i64, i64),
+    used: Option<(i64, i64)>,
 ) -> Diagnostic {
     Diagnostic::new(
         Code::BuildFrameRangeClamped,
@@ -2183,11 +2192,12 @@ fn frame_range_clamped(
         loc(a.span),
         "in this animation",
     )
-    .with_note(format!(
-        "`{file_name}` has frames {first} to {last}; frames {} to {} are used",
-        s.max(first),
-        e.min(last)
-    ))
+    .with_note(match used {
+        Some((lo, hi)) => {
+            format!("`{file_name}` has frames {first} to {last}; frames {lo} to {hi} are used")
+        }
+        None => format!("`{file_name}` has frames {first} to {last}; none of them is used"),
+    })
 }
 
 fn illegal_parent(
