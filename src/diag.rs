@@ -466,6 +466,8 @@ codes! {
     BuildTextureGroupRows = "W0408", Warning;
     /// a GoldSrc animation has frames at times Valve's HL1 compiler does not read (below 0, above 2047)
     BuildFramesNotRead = "W0409", Warning;
+    /// a GoldSrc `$mirrorbone` comes after SMD files Valve's HL1 compiler has already read
+    BuildMirrorAfterFiles = "W0410", Warning;
 }
 
 impl fmt::Display for Code {

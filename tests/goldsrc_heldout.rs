@@ -592,3 +592,24 @@ fn mirrorbone_names_a_bone_as_the_smd_spells_it_before_renamebone() {
     let m = &p.bodyparts[0].models[0].model;
     assert_eq!(f32_at(&files[0].1, m.vertindex as usize + 2 * 12), 0.0);
 }
+
+#[test]
+fn a_mirrorbone_after_every_smd_mirrors_nothing() {
+    // `Grab_Nodes` runs as `$body` and `$sequence` read their files, with the `$mirrorbone`
+    // names read so far: after both, `child` is mirrored nowhere. W0410 says so; default
+    // (10, 0, 0) and the corner at x = 0, as in `after.qc` of the test above.
+    let (files, codes) = build_in(&fixture("mirror_rename/late.qc"), None);
+    assert_eq!(count(&codes, "W0410"), 1, "{codes:?}");
+    let files = files.expect("the model builds");
+    let p = read::parse(&files[0].1, None, &[]).unwrap();
+    assert_eq!(p.bones[1].value[0], 10.0);
+    let m = &p.bodyparts[0].models[0].model;
+    assert_eq!(f32_at(&files[0].1, m.vertindex as usize + 2 * 12), 0.0);
+
+    // Between the `$body` and the `$sequence`, Valve's tool would mirror idle.smd only; mdlc
+    // mirrors everywhere (as `before.qc`) and W0410 says how it differs.
+    let (files, codes) = build_in(&fixture("mirror_rename/between.qc"), None);
+    assert_eq!(count(&codes, "W0410"), 1, "{codes:?}");
+    let p = read::parse(&files.expect("the model builds")[0].1, None, &[]).unwrap();
+    assert_eq!(p.bones[1].value[0], -10.0);
+}

@@ -1020,6 +1020,38 @@ impl Builder<'_> {
                     .flat_map(|l| l.smd.skeleton.bones.iter().map(|b| b.name.as_str()))
             };
             if names().any(|n| n == m.value) {
+                // Valve's tool marks nodes while it reads each SMD, at its `$body` or
+                // `$sequence`: a `$mirrorbone` after them reaches none of those files.
+                let (before, after) = self.reads_around(m.span);
+                if before > 0 {
+                    let mut d = Diagnostic::new(
+                        Code::BuildMirrorAfterFiles,
+                        format!(
+                            "`$mirrorbone \"{}\"` comes after {before} SMD file{} {} read",
+                            m.value,
+                            if before == 1 { "" } else { "s" },
+                            if before == 1 { "is" } else { "are" }
+                        ),
+                        loc(m.span),
+                        "after those files are read",
+                    )
+                    .with_note("Valve's HL1 compiler marks a bone mirrored while it reads each SMD file, at its `$body` or `$sequence`, with the `$mirrorbone` commands read so far");
+                    if after == 0 {
+                        d = d.with_note("it comes after every SMD file, so it mirrors nothing, and mdlc ignores it too");
+                    } else {
+                        d = d.with_note(format!(
+                            "Valve's tool would mirror the bone only in the {after} SMD file{} read after it; mdlc mirrors it in every file",
+                            if after == 1 { "" } else { "s" }
+                        ));
+                    }
+                    warns.push(d.with_note(
+                        "help: put `$mirrorbone` before the `$body` and `$sequence` commands",
+                    ));
+                    if after == 0 {
+                        out.push(None);
+                        continue;
+                    }
+                }
                 let to = spec
                     .rename_bones
                     .iter()
@@ -1059,6 +1091,36 @@ impl Builder<'_> {
         }
         self.diags.extend(warns);
         out
+    }
+
+    /// How many SMD file reads of a QC (`$body` and `$sequence` files, in reading order) come
+    /// before and after `at`; (0, 0) for a TOML project, which has no order of commands.
+    fn reads_around(&self, at: spec::Loc) -> (usize, usize) {
+        let at = loc(at);
+        let is_toml = std::path::Path::new(self.sources.name(at.file))
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        if is_toml {
+            return (0, 0);
+        }
+        let spec = self.spec;
+        let bodies = spec.body_parts.iter().flat_map(|bp| &bp.options);
+        let reads = bodies
+            .filter_map(|o| match o {
+                spec::BodyOption::Model(m) => Some(m.file.span),
+                spec::BodyOption::Blank(_) => None,
+            })
+            .chain(spec.animations.iter().map(|a| a.span));
+        let key = self.sources.reading_order(at);
+        let mut n = (0, 0);
+        for r in reads {
+            if self.sources.reading_order(loc(r)) < key {
+                n.0 += 1;
+            } else {
+                n.1 += 1;
+            }
+        }
+        n
     }
 
     // --- 3. skeleton -------------------------------------------------------------------------
