@@ -468,6 +468,8 @@ codes! {
     BuildFramesNotRead = "W0409", Warning;
     /// a GoldSrc `$mirrorbone` comes after SMD files Valve's HL1 compiler has already read
     BuildMirrorAfterFiles = "W0410", Warning;
+    /// a GoldSrc `$texturegroup` comes before every `$body`
+    BuildTextureGroupFirst = "W0411", Warning;
 }
 
 impl fmt::Display for Code {

@@ -390,6 +390,22 @@ fn texture_group_rows_of_different_lengths_make_the_skins_valves_tool_makes() {
 }
 
 #[test]
+fn a_texture_group_before_the_bodies_is_read_after_them() {
+    let (early, codes) = build_in(&fixture("texgroup_early/early.qc"), None);
+    assert_eq!(count(&codes, "W0411"), 1, "{codes:?}");
+    let (after, codes) = build_in(&fixture("texgroup_early/after.qc"), None);
+    assert_eq!(count(&codes, "W0411"), 0, "{codes:?}");
+    let (early, after) = (early.expect("builds"), after.expect("builds"));
+    assert!(early[0].1 == after[0].1, "the two builds differ");
+    // §8.3 with the group after the body: numskinref = the mesh's two textures, family 1
+    // replaces first.bmp (0) with third.bmp (2). Before, numskinref was 0 (no texture known
+    // where the group stands) and the skin table empty.
+    let p = read::parse(&early[0].1, None, &[]).unwrap();
+    assert_eq!(p.header.numskinref, 2);
+    assert_eq!(p.skins, vec![vec![0, 1], vec![2, 1]]);
+}
+
+#[test]
 fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
     let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
     // every quoted word is an option or a file that exists: nothing to report

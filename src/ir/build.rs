@@ -1022,7 +1022,7 @@ impl Builder<'_> {
             if names().any(|n| n == m.value) {
                 // Valve's tool marks nodes while it reads each SMD, at its `$body` or
                 // `$sequence`: a `$mirrorbone` after them reaches none of those files.
-                let (before, after) = self.reads_around(m.span);
+                let (before, after) = self.reads_around(m.span, true);
                 if before > 0 {
                     let mut d = Diagnostic::new(
                         Code::BuildMirrorAfterFiles,
@@ -1093,9 +1093,38 @@ impl Builder<'_> {
         out
     }
 
-    /// How many SMD file reads of a QC (`$body` and `$sequence` files, in reading order) come
-    /// before and after `at`; (0, 0) for a TOML project, which has no order of commands.
-    fn reads_around(&self, at: spec::Loc) -> (usize, usize) {
+    /// W0411 when the first texture group of a QC comes before every `$body` (and every
+    /// `$texrendermode`): Valve's HL1 compiler stops there, as no texture is known yet
+    /// ("texturegroups must follow model loading"); mdlc reads the group after the last `$body`
+    /// (`formats::goldsrc::texture_order`).
+    fn texture_group_too_early(&self, g: &spec::TextureGroup, warns: &mut Vec<Diagnostic>) {
+        let (before, after) = self.reads_around(g.name.span, false);
+        let key = self.sources.reading_order(loc(g.name.span));
+        let mode_before = self
+            .spec
+            .texture_render_modes
+            .iter()
+            .any(|rm| self.sources.reading_order(loc(rm.texture.span)) < key);
+        if before > 0 || after == 0 || mode_before {
+            return;
+        }
+        warns.push(
+            Diagnostic::new(
+                Code::BuildTextureGroupFirst,
+                format!("texture group `{}` comes before every `$body`", g.name.value),
+                loc(g.name.span),
+                "no texture is known here yet",
+            )
+            .with_note("Valve's HL1 compiler stops here (\"texturegroups must follow model loading\"): a texture group replaces the textures the bodies read before it")
+            .with_note("mdlc reads the group as if it came after the last `$body`")
+            .with_note("help: move `$texturegroup` after the `$body` and `$bodygroup` commands"),
+        );
+    }
+
+    /// How many SMD file reads of a QC (`$body` files, and `$sequence` files when `animations`,
+    /// in reading order) come before and after `at`; (0, 0) for a TOML project, which has no
+    /// order of commands.
+    fn reads_around(&self, at: spec::Loc, animations: bool) -> (usize, usize) {
         let at = loc(at);
         let is_toml = std::path::Path::new(self.sources.name(at.file))
             .extension()
@@ -1110,7 +1139,12 @@ impl Builder<'_> {
                 spec::BodyOption::Model(m) => Some(m.file.span),
                 spec::BodyOption::Blank(_) => None,
             })
-            .chain(spec.animations.iter().map(|a| a.span));
+            .chain(
+                spec.animations
+                    .iter()
+                    .filter(|_| animations)
+                    .map(|a| a.span),
+            );
         let key = self.sources.reading_order(at);
         let mut n = (0, 0);
         for r in reads {
@@ -1724,6 +1758,9 @@ impl Builder<'_> {
         }
         if let Some(g) = self.spec.texture_groups.first() {
             table.span = Some(loc(g.name.span));
+            if target == Target::GoldSrc {
+                self.texture_group_too_early(g, &mut warns);
+            }
             let mut rows: Vec<Vec<usize>> = Vec::new();
             for (ri, row) in g.skins.iter().enumerate() {
                 let mut ids = Vec::new();

@@ -129,7 +129,7 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
 
     let mut seen = vec![false; n];
     let mut order = Vec::with_capacity(n);
-    let mut add = |m: usize, order: &mut Vec<usize>| {
+    let add = |m: usize, seen: &mut [bool], order: &mut Vec<usize>| {
         if let Some(s) = seen.get_mut(m) {
             if !*s {
                 *s = true;
@@ -138,7 +138,26 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
         }
     };
     let mut num_ref = None;
-    for (_, e) in &events {
+    // `lookup_texture` on every texture of every row of group `g`, in the order written; the
+    // first group read fixes `numskinref` (the model's first group is the first in the QC:
+    // groups are kept in reading order)
+    let group =
+        |g: usize, seen: &mut [bool], order: &mut Vec<usize>, num_ref: &mut Option<usize>| {
+            if num_ref.is_none() && model.skins.span.is_some() {
+                *num_ref = Some(order.len());
+            }
+            let rows = model.skins.groups.get(g).map_or(&[][..], |t| &t.rows[..]);
+            for m in rows.iter().flatten() {
+                add(m.index(), seen, order);
+            }
+        };
+    // A group read before any texture is known stops Valve's tool ("texturegroups must follow
+    // model loading", warning W0411 in `ir::build`): mdlc reads it after the last `$body`.
+    let last_body = events
+        .iter()
+        .rposition(|(_, e)| matches!(e, Event::Body(_)));
+    let mut early: Vec<usize> = Vec::new();
+    for (i, (_, e)) in events.iter().enumerate() {
         match *e {
             Event::Body(b) => {
                 let Some(bp) = model.body_parts.get(b) else {
@@ -147,27 +166,27 @@ pub fn texture_order(model: &Model, sources: &Sources) -> TextureOrder {
                 for opt in &bp.options {
                     let BodyOption::Mesh(id) = opt else { continue };
                     for m in model.mesh(*id).map_or(&[][..], |m| &m.materials[..]) {
-                        add(m.index(), &mut order);
+                        add(m.index(), &mut seen, &mut order);
                     }
                 }
             }
-            Event::RenderMode(m) => add(m, &mut order),
+            Event::RenderMode(m) => add(m, &mut seen, &mut order),
             Event::Group(g) => {
-                // the first group read fixes `numskinref` (the model's first group is the first
-                // in the QC: groups are kept in reading order)
-                if num_ref.is_none() && model.skins.span.is_some() {
-                    num_ref = Some(order.len());
+                if order.is_empty() && last_body.is_some_and(|b| i < b) {
+                    early.push(g);
+                } else {
+                    group(g, &mut seen, &mut order, &mut num_ref);
                 }
-                // `lookup_texture` on every texture of every row, in the order written
-                let rows = model.skins.groups.get(g).map_or(&[][..], |t| &t.rows[..]);
-                for m in rows.iter().flatten() {
-                    add(m.index(), &mut order);
-                }
+            }
+        }
+        if Some(i) == last_body {
+            for g in early.drain(..) {
+                group(g, &mut seen, &mut order, &mut num_ref);
             }
         }
     }
     for m in 0..n {
-        add(m, &mut order);
+        add(m, &mut seen, &mut order);
     }
     let num_ref = num_ref.unwrap_or(n);
     if order.iter().copied().eq(0..n) && num_ref == model.skins.num_ref {
