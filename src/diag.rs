@@ -406,6 +406,8 @@ codes! {
     QcOtherDialect = "W0229", Warning;
     /// a weight list name defined twice
     QcDuplicateWeightList = "W0230", Warning;
+    /// a Half-Life `$sequence` word is read as an option because it starts like one
+    QcOptionByPrefix = "W0231", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)

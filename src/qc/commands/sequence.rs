@@ -329,6 +329,7 @@ impl<'t> Parser<'t, '_> {
             // Valve's tokenizer drops quotes, so `"loop"` or `"fps" "15"` are options like
             // their bare spellings (`scriplib.c` `GetToken`, `studiomdl.c` `Cmd_Sequence`).
             let l = lower(o);
+            self.option_by_prefix(o, &l);
             let r: Option<()> = (|| {
                 match l.as_str() {
                     "deform" => {}
@@ -1210,5 +1211,49 @@ impl<'t> Parser<'t, '_> {
         }
         let _ = (is_open, is_close);
         Some(())
+    }
+}
+
+impl<'t> Parser<'t, '_> {
+    /// W0231 when a Half-Life `$sequence` word is taken for an option only because it starts
+    /// like one: Valve's `Cmd_Sequence` compares `loop`, `node`, `transition` and
+    /// `rtransition` by their first 4 letters and `frame` and `blend` by 5, so a file named
+    /// `loop_idle` is the `loop` flag there, and here.
+    fn option_by_prefix(&mut self, o: &QcToken, l: &str) {
+        const OPTIONS: [(&str, usize); 6] = [
+            ("loop", 4),
+            ("frame", 5),
+            ("blend", 5),
+            ("node", 4),
+            ("transition", 4),
+            ("rtransition", 4),
+        ];
+        // earlier tests of `Cmd_Sequence` win (`fps`, `origin`, … are compared whole)
+        if matches!(
+            l,
+            "deform" | "event" | "pivot" | "fps" | "origin" | "rotate" | "scale"
+        ) {
+            return;
+        }
+        let Some((word, _)) = OPTIONS
+            .iter()
+            .find(|(w, n)| l.get(..*n).is_some_and(|p| w.starts_with(p)))
+        else {
+            return;
+        };
+        if l == *word || (l == "frames" && *word == "frame") || (l == "looping" && *word == "loop")
+        {
+            return;
+        }
+        self.push(
+            Diagnostic::new(
+                Code::QcOptionByPrefix,
+                format!("`{}` is read as the option `{word}`", o.text),
+                o.span,
+                format!("starts like `{word}`"),
+            )
+            .with_note("Valve's HL1 compiler compares `loop`, `node`, `transition` and `rtransition` by their first 4 letters, `frame` and `blend` by 5; mdlc does the same")
+            .with_note(format!("help: if `{}` is an animation file, write `animation \"{}\"`", o.text, o.text)),
+        );
     }
 }
