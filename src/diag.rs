@@ -114,6 +114,8 @@ codes! {
     FileTooLarge = "E0004", Error;
     /// mdlc found a bug in itself (for example a written file that does not read back the same)
     InternalError = "E0005", Error;
+    /// a file is not UTF-8 (and has no NUL byte): it is read as Latin-1
+    NotUtf8 = "W0001", Warning;
     /// the target engine was inferred from the commands a QC uses
     TargetInferred = "N0001", Note;
 

@@ -93,6 +93,9 @@ pub fn prepare_text(
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let nul = memchr::memchr(0, e.as_bytes());
+            if nul.is_none() {
+                return latin1(id, name, e.as_bytes(), at, diags);
+            }
             (
                 String::from_utf8_lossy(e.as_bytes()).into_owned(),
                 Some(at),
@@ -139,6 +142,42 @@ pub fn prepare_text(
             .with_note("the rest of the file is not checked"),
     );
     (text, false)
+}
+
+/// A file that is not UTF-8 (and has no NUL byte) read as Latin-1, each byte one character, with
+/// warning W0001 at the first byte that is not UTF-8 (`at`). Legacy Half-Life sources were
+/// written on Windows in a code page: Valve's compilers read bytes, so a comment or name with
+/// `é` must not stop the build.
+fn latin1(
+    id: FileId,
+    name: &str,
+    bytes: &[u8],
+    at: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> (String, bool) {
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    // each byte from 0x80 up takes two bytes in the text
+    let start = at
+        + bytes
+            .get(..at)
+            .map_or(0, |p| p.iter().filter(|&&b| b >= 0x80).count());
+    let len = text
+        .get(start..)
+        .and_then(|s| s.chars().next())
+        .map_or(0, char::len_utf8);
+    let span = Span::new(start as u32, (start + len) as u32);
+    diags.push(
+        Diagnostic::new(
+            Code::NotUtf8,
+            format!("`{name}` is not UTF-8 text: it is read as Latin-1"),
+            span.in_file(id),
+            "not UTF-8",
+        )
+        .with_note("each byte is taken as one character, as legacy Windows editors wrote it; Valve's compilers read the bytes as they are")
+        .with_note("a name with such a character is written in UTF-8, where Valve's compilers copy the byte")
+        .with_note("help: save the file as UTF-8"),
+    );
+    (text, true)
 }
 
 /// Parses and lowers one SMD/VTA file already in `sources`. Returns the IR when the file has no

@@ -406,6 +406,15 @@ fn a_texture_group_before_the_bodies_is_read_after_them() {
 }
 
 #[test]
+fn a_qc_saved_in_latin1_builds_with_a_warning() {
+    // Valve's tool reads bytes; mdlc reads a file that is not UTF-8 as Latin-1 (W0001).
+    let (latin1, codes) = build_in(&fixture("texgroup_early/latin1.qc"), None);
+    assert_eq!(count(&codes, "W0001"), 1, "{codes:?}");
+    let (after, _) = build_in(&fixture("texgroup_early/after.qc"), None);
+    assert!(latin1.expect("builds")[0].1 == after.expect("builds")[0].1);
+}
+
+#[test]
 fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
     let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
     // every quoted word is an option or a file that exists: nothing to report
