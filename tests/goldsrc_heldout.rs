@@ -415,6 +415,21 @@ fn a_qc_saved_in_latin1_builds_with_a_warning() {
 }
 
 #[test]
+fn a_long_body_part_name_is_stored_as_valves_tool_stores_it() {
+    let (files, codes) = build_in(&fixture("long_bodypart/long.qc"), None);
+    assert_eq!(count(&codes, "W0540"), 1, "{codes:?}");
+    let main = &files.expect("the model builds")[0].1;
+    let p = read::parse(main, None, &[]).unwrap();
+    // §1, §11.10: the first 32 bytes, then the low byte of `nummodels` (2), then the NUL that
+    // ends the int's remaining zero bytes; the rest of the 64-byte field is zero.
+    let at = p.header.bodypartindex as usize;
+    let mut expected = b"a_body_part_name_of_forty_bytes_".to_vec();
+    expected.push(2);
+    expected.resize(64, 0);
+    assert_eq!(&main[at..at + 64], &expected[..]);
+}
+
+#[test]
 fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
     let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
     // every quoted word is an option or a file that exists: nothing to report

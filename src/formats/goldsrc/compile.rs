@@ -374,19 +374,30 @@ fn check_names(model: &Model, gs: &mut GsModel, diags: &mut Vec<Diagnostic>) {
         .collect();
     let mut k = 0;
     for (bi, bp) in gs.body_parts.iter_mut().enumerate() {
-        if bp.name.len() >= 64 {
+        // `goldsrc.md` §1, §11.10: Valve's tool keeps a body part name in a 32-byte buffer
+        // (`strncpy`, no NUL when the name fills it) and copies it unbounded into the file,
+        // reading on into the next field, the part's model count (a little-endian int of 1 to
+        // 32: one byte, then a zero).
+        if bp.name.len() >= 32 {
             let span = model.body_parts.get(bi).map(|b| b.name.span.span());
+            let count = bp.models.len().min(255) as u8;
+            let valve = format!("{}{}", cut(&bp.name, 32), char::from(count));
             diags.push(
                 at(
                     model,
                     span,
                     Code::GsNameCut,
-                    format!("body part name `{}` is cut to 63 bytes", bp.name),
+                    format!(
+                        "body part name `{}` is {} bytes long; Valve's HL1 compiler keeps 32 of them",
+                        bp.name,
+                        bp.name.len()
+                    ),
                     "this name",
                 )
-                .with_note("the field has 64 bytes with a terminating NUL"),
+                .with_note(format!("it copies the name into a 32-byte buffer without a terminating NUL, then from there into the file, reading on into the part's model count: the stored name is the first 32 bytes and the byte {count}, and mdlc stores the same"))
+                .with_note("help: use a name of at most 31 bytes"),
             );
-            bp.name = cut(&bp.name, 63);
+            bp.name = valve;
         }
         for m in &mut bp.models {
             let span = meshes.get(k).copied().flatten();
