@@ -452,6 +452,8 @@ codes! {
     BuildBoneCycle = "E0409", Error;
     /// a sequence has no animation
     BuildNoAnimation = "E0410", Error;
+    /// a body group without any model or `blank`
+    BuildEmptyBodyGroup = "E0411", Error;
     /// a file the project names exists only with another case
     BuildFileOtherCase = "W0401", Warning;
     /// a texture group names a material that no mesh uses

@@ -430,6 +430,19 @@ fn a_long_body_part_name_is_stored_as_valves_tool_stores_it() {
 }
 
 #[test]
+fn a_body_group_without_a_model_is_an_error() {
+    let (files, codes) = build_in(&fixture("long_bodypart/empty_group.qc"), None);
+    assert!(files.is_none());
+    assert_eq!(
+        codes
+            .iter()
+            .filter(|c| c.starts_with('E'))
+            .collect::<Vec<_>>(),
+        ["E0411"]
+    );
+}
+
+#[test]
 fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
     let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
     // every quoted word is an option or a file that exists: nothing to report

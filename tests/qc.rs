@@ -407,6 +407,22 @@ fn unknown_command_suggests_the_nearest() {
     );
 }
 
+/// A block nested in a skin is one mistake: one error, the block skipped to its `}` (before,
+/// every nested `{` was an error, each printing the whole line: quadratic output).
+#[test]
+fn a_deeply_nested_skin_block_is_one_error() {
+    let deep = format!(
+        "$cd \".\"\n$texturegroup \"s\" {{ {{ {} a.bmp {} }} {{ b.bmp }} }}\n",
+        "{ ".repeat(500),
+        "} ".repeat(500)
+    );
+    let (d, spec) = parse(&deep);
+    assert_eq!(codes(&d), ["E0227"]);
+    // the skin goes on after the block: its own row, then the next one
+    let rows: Vec<usize> = spec.texture_groups[0].skins.iter().map(Vec::len).collect();
+    assert_eq!(rows, [0, 1]);
+}
+
 #[test]
 fn not_carried_commands_warn_and_are_listed() {
     let (d, s) = parse(

@@ -562,6 +562,19 @@ impl Builder<'_> {
                     }
                 }
             }
+            if bp.options.is_empty() {
+                // the engine picks a part's model as `body / base % nummodels`
+                self.push(
+                    Diagnostic::new(
+                        Code::BuildEmptyBodyGroup,
+                        format!("body group `{}` has no model", bp.name.value),
+                        loc(bp.name.span),
+                        "no `studio` or `blank` in this group",
+                    )
+                    .with_note("the engine divides by a body group's number of models to pick one; Valve's HL1 compiler writes such a group anyway, and the game crashes on it")
+                    .with_note("help: add `studio \"file\"` or `blank`, or remove the group"),
+                );
+            }
             body_parts.push(BodyPart {
                 name: bp.name.clone(),
                 options,

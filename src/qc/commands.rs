@@ -1801,12 +1801,29 @@ impl<'t> Parser<'t, '_> {
                     break;
                 }
                 if is_open(m) {
-                    self.push(Diagnostic::new(
-                        Code::QcUnknownOption,
-                        "a skin cannot contain a block",
-                        m.span,
-                        "unexpected `{`",
-                    ));
+                    // one error for the block, which is skipped to its `}` whatever it holds
+                    self.push(
+                        Diagnostic::new(
+                            Code::QcUnknownOption,
+                            "a skin cannot contain a block",
+                            m.span,
+                            "unexpected `{`",
+                        )
+                        .with_note("the block is skipped up to its `}`"),
+                    );
+                    let mut depth = 1usize;
+                    while depth > 0 {
+                        match self.bump() {
+                            None => {
+                                self.unclosed(m.span);
+                                self.spec.texture_groups.push(group);
+                                return None;
+                            }
+                            Some(x) if is_open(x) => depth += 1,
+                            Some(x) if is_close(x) => depth -= 1,
+                            Some(_) => {}
+                        }
+                    }
                     continue;
                 }
                 row.push(sp(m.text.clone(), m));
