@@ -314,6 +314,8 @@ codes! {
     GsNoModelName = "W0543", Warning;
     /// Valve's HL1 compiler would strip a `$modelname` written with `\` elsewhere than mdlc's output path
     GsHeaderNameDiffers = "W0544", Warning;
+    /// a GoldSrc model without any sequence
+    GsNoSequence = "W0545", Warning;
 
     // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
     // (qc::tokens adds its codes here)

@@ -443,6 +443,14 @@ fn a_body_group_without_a_model_is_an_error() {
 }
 
 #[test]
+fn a_model_without_sequences_is_written_with_a_warning() {
+    let (files, codes) = build_in(&fixture("long_bodypart/no_sequence.qc"), None);
+    assert_eq!(count(&codes, "W0545"), 1, "{codes:?}");
+    let p = read::parse(&files.expect("the model builds")[0].1, None, &[]).unwrap();
+    assert_eq!(p.header.numseq, 0);
+}
+
+#[test]
 fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
     let (files, codes) = build_in(&fixture("seqoptions/seqoptions.qc"), None);
     // every quoted word is an option or a file that exists: nothing to report

@@ -163,6 +163,19 @@ pub fn compile_named(
         );
         gs.name = cut(&gs.name, 63);
     }
+    if model.sequences.is_empty() {
+        diags.push(
+            at(
+                model,
+                None,
+                Code::GsNoSequence,
+                "the model has no `$sequence`".to_string(),
+                "in this model",
+            )
+            .with_note("the engine and model viewers read sequence 0 of every model, which this one does not have; Valve's HL1 compiler writes it anyway")
+            .with_note("help: add a sequence, for example `$sequence \"idle\" \"reference_file\"` with the reference SMD as its animation"),
+        );
+    }
     if let Some(e) = &model.eye_position {
         let [a, b, c] = e.value;
         // (−b, a, c): `$eyeposition 0 0 z` stores x = −0.0 (§11.12), as negation does.
