@@ -156,6 +156,18 @@ fn latin1(
     diags: &mut Vec<Diagnostic>,
 ) -> (String, bool) {
     let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    if text.len() > MAX_FILE_LEN {
+        // each byte from 0x80 up takes two bytes in the text
+        diags.push(
+            Diagnostic::about_file(
+                Code::FileTooLarge,
+                format!("`{name}` is too large ({} bytes as text)", text.len()),
+                name,
+            )
+            .with_note(format!("mdlc reads files of up to {MAX_FILE_LEN} bytes")),
+        );
+        return (String::new(), false);
+    }
     // each byte from 0x80 up takes two bytes in the text
     let start = at
         + bytes
