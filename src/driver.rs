@@ -75,14 +75,7 @@ pub fn prepare_text(
     diags: &mut Vec<Diagnostic>,
 ) -> (String, bool) {
     if bytes.len() > MAX_FILE_LEN {
-        diags.push(
-            Diagnostic::about_file(
-                Code::FileTooLarge,
-                format!("`{name}` is too large ({} bytes)", bytes.len()),
-                name,
-            )
-            .with_note(format!("mdlc reads files of up to {MAX_FILE_LEN} bytes")),
-        );
+        diags.push(too_large(name, bytes.len()));
         return (String::new(), false);
     }
     let (text, bad_utf8, nul) = match String::from_utf8(bytes) {
@@ -144,6 +137,16 @@ pub fn prepare_text(
     (text, false)
 }
 
+/// `E0004` for a file (or its text) of `len` bytes, more than [`MAX_FILE_LEN`].
+fn too_large(name: &str, len: usize) -> Diagnostic {
+    Diagnostic::about_file(
+        Code::FileTooLarge,
+        format!("`{name}` is too large ({len} bytes)"),
+        name,
+    )
+    .with_note(format!("mdlc reads files of up to {MAX_FILE_LEN} bytes"))
+}
+
 /// A file that is not UTF-8 (and has no NUL byte) read as Latin-1, each byte one character, with
 /// warning W0001 at the first byte that is not UTF-8 (`at`). Legacy Half-Life sources were
 /// written on Windows in a code page: Valve's compilers read bytes, so a comment or name with
@@ -158,14 +161,7 @@ fn latin1(
     let text: String = bytes.iter().map(|&b| char::from(b)).collect();
     if text.len() > MAX_FILE_LEN {
         // each byte from 0x80 up takes two bytes in the text
-        diags.push(
-            Diagnostic::about_file(
-                Code::FileTooLarge,
-                format!("`{name}` is too large ({} bytes as text)", text.len()),
-                name,
-            )
-            .with_note(format!("mdlc reads files of up to {MAX_FILE_LEN} bytes")),
-        );
+        diags.push(too_large(name, text.len()));
         return (String::new(), false);
     }
     // each byte from 0x80 up takes two bytes in the text
