@@ -5,7 +5,10 @@
 //! Run: `cargo bench --bench frontend` (add `-- --mb 20` for a smaller input, `-- --write DIR` to
 //! keep the generated files for timing `mdlc check` on them). Prints, per file,
 //! the size, the best of several runs as MB/s on one core, and the peak memory the parse and
-//! lowering added (Linux: VmHWM after resetting it through /proc/self/clear_refs).
+//! lowering added (Linux: VmHWM after resetting it through /proc/self/clear_refs). Then the
+//! same for every SMD of the Half-Life corpus (`../shared/corpus/goldsrc-hl1`, when present):
+//! real exporters' text, rigid vertices, as the GoldSrc back end reads it (`-- --corpus-only`
+//! skips the generated files; `--runs N` sets the number of runs).
 
 use std::time::Instant;
 
@@ -169,18 +172,84 @@ fn run(name: &str, text: &str, what: &str, runs: usize) {
     );
 }
 
+/// Every `.smd` under `dir`, sorted.
+fn smd_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            smd_files(&p, out);
+        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("smd")) {
+            out.push(p);
+        }
+    }
+}
+
+/// Parses and lowers every SMD of the Half-Life corpus, one file after another on one core.
+fn corpus(runs: usize) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/goldsrc-hl1/modelsrc");
+    let mut paths = Vec::new();
+    smd_files(&dir, &mut paths);
+    let texts: Vec<String> = paths
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter_map(|b| String::from_utf8(b).ok())
+        .collect();
+    if texts.is_empty() {
+        println!(
+            "corpus: no SMD under {} (../shared is needed)",
+            dir.display()
+        );
+        return;
+    }
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let (mut best, mut best_parse) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..runs {
+        let (mut parse, t) = (0.0, Instant::now());
+        for text in &texts {
+            let p = Instant::now();
+            let parsed = smd::parse(text, FileId(0));
+            parse += p.elapsed().as_secs_f64();
+            let mut diags = parsed.diagnostics;
+            let model = mdlc::ir::lower_smd(&parsed.smd, FileId(0), &mut diags);
+            std::hint::black_box(&model);
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+        best_parse = best_parse.min(parse);
+    }
+    let mb = bytes as f64 / 1e6;
+    println!(
+        "corpus     {mb:7.1} MB  {:<28} best of {runs}: {best:6.3} s (parse {best_parse:5.3} s)  {:6.0} MB/s",
+        format!("{} Half-Life SMD files", texts.len()),
+        mb / best
+    );
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut mb = 100usize;
+    let mut runs = 5;
+    let mut corpus_only = false;
     while let Some(a) = args.next() {
         if a == "--mb" {
             mb = args.next().and_then(|v| v.parse().ok()).unwrap_or(mb);
+        } else if a == "--runs" {
+            runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs);
+        } else if a == "--corpus-only" {
+            corpus_only = true;
         }
+    }
+    if corpus_only {
+        corpus(runs);
+        return;
     }
     let target = mb * 1_000_000;
     // `--write DIR`: also save the generated files, to time `mdlc check` on them end to end.
     let write_dir = std::env::args().skip_while(|a| a != "--write").nth(1);
-    let runs = 5;
     // The text check the CLI does before parsing (UTF-8 + NUL scan) is part of a real run too.
     let (r, tris) = reference(target);
     if let Some(dir) = &write_dir {
@@ -211,4 +280,6 @@ fn main() {
         &format!("{frames} frames x {BONES} bones"),
         runs,
     );
+    drop(a);
+    corpus(runs);
 }
