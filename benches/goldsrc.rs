@@ -19,6 +19,14 @@
 //!    a temporary folder with copies of its animation files added as further sequences until
 //!    its SMD files reach 36 MB; its CLI wall time (best of 5) and peak memory.
 //!
+//! 6. **side by side with Valve's tool**, when `MDLC_BENCH_VALVE` names a build of Valve's HL1
+//!    `studiomdl` (from ValveSoftware/halflife, `utils/studiomdl`, built for the machine; not part of this
+//!    project, see README.md): the 35 QCs one process each, Valve's tool and `mdlc` alternating QC by
+//!    QC in a copy of the corpus (Valve's tool writes beside the QC), and `mdlc` with all 35 in
+//!    one process; then item 4's and item 5's models with both tools, wall time and peak memory.
+//!    The ratios are measured on the machine at hand, where item 2-5's use Valve's figures from
+//!    another machine.
+//!
 //! The CLI figures write files under the system's temporary folder.
 
 use std::path::{Path, PathBuf};
@@ -143,13 +151,7 @@ fn main() {
     }
     let short = |p: &Path| p.strip_prefix(&root).unwrap_or(p).display().to_string();
     // The QCs Valve's tool compiles: those with its model under `expected/`.
-    let valve: Vec<bool> = files
-        .iter()
-        .map(|q| {
-            let rel = q.strip_prefix(&root).unwrap_or(q).with_extension("mdl");
-            corpus.join("expected").join(rel).is_file()
-        })
-        .collect();
+    let valve = valve_flags(&files, &root, &corpus);
 
     // 1. In-process.
     let runs = 5;
@@ -287,26 +289,188 @@ fn main() {
         }
         None => println!("a model of 36 MB of SMD: could not be made (strooper missing?)"),
     }
+    if let Some(valve_bin) = std::env::var_os("MDLC_BENCH_VALVE").map(PathBuf::from) {
+        side_by_side(&valve_bin, &mdlc, &corpus, &files, &valve, &out);
+    }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Which of `files` Valve's tool compiles (those with its model under `expected/`).
+fn valve_flags(files: &[PathBuf], root: &Path, corpus: &Path) -> Vec<bool> {
+    files
+        .iter()
+        .map(|q| {
+            let rel = q.strip_prefix(root).unwrap_or(q).with_extension("mdl");
+            corpus.join("expected").join(rel).is_file()
+        })
+        .collect()
+}
+
+/// Runs `cmd` (with `args`, from `dir`, output discarded) under `/usr/bin/time` when it is
+/// installed: wall seconds and max RSS in KB (0 without `/usr/bin/time`).
+fn timed(cmd: &Path, dir: &Path, args: &[&std::ffi::OsStr]) -> (f64, u64) {
+    let time = Path::new("/usr/bin/time");
+    let t = Instant::now();
+    let out = if time.exists() {
+        Command::new(time)
+            .current_dir(dir)
+            .args(["-f", "MAXRSS %M"])
+            .arg(cmd)
+            .args(args)
+            .stdout(Stdio::null())
+            .output()
+    } else {
+        Command::new(cmd)
+            .current_dir(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .output()
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let out = out.unwrap_or_else(|e| panic!("cannot run {}: {e}", cmd.display()));
+    let kb = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .find_map(|l| l.strip_prefix("MAXRSS "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    (secs, kb)
+}
+
+/// Item 6 of the module documentation.
+fn side_by_side(
+    valve: &Path,
+    mdlc: &Path,
+    corpus: &Path,
+    files: &[PathBuf],
+    by_valve: &[bool],
+    out: &Path,
+) {
+    let valve = std::fs::canonicalize(valve).unwrap_or_else(|_| valve.to_path_buf());
+    // Valve's tool writes its models where `$modelname` says, beside the QC: a copy of the
+    // corpus takes them. (Item 5 made its model in `out`/valve-sized.)
+    let copy = out.join("side-by-side");
+    let _ = std::fs::remove_dir_all(&copy);
+    if copy_tree(&corpus.join("modelsrc"), &copy).is_err() {
+        println!(
+            "side by side: could not copy the corpus to {}",
+            copy.display()
+        );
+        return;
+    }
+    let root = corpus.join("modelsrc/models");
+    let qcs: Vec<(PathBuf, std::ffi::OsString)> = files
+        .iter()
+        .zip(by_valve)
+        .filter(|(_, &v)| v)
+        .filter_map(|(q, _)| {
+            let rel = q.strip_prefix(&root).ok()?;
+            Some((
+                copy.join("models").join(rel.parent()?),
+                rel.file_name()?.to_os_string(),
+            ))
+        })
+        .collect();
+    let mdlc_out = out.join("side-by-side-out");
+    let o = mdlc_out.as_os_str();
+    let rounds = 7;
+    let (mut valve_runs, mut mdlc_runs, mut once_runs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (mut v, mut m) = (0.0, 0.0);
+        for (dir, name) in &qcs {
+            v += timed(&valve, dir, &[name.as_os_str()]).0;
+            m += timed(
+                mdlc,
+                dir,
+                &["build".as_ref(), name.as_os_str(), "-o".as_ref(), o],
+            )
+            .0;
+        }
+        valve_runs.push(v);
+        mdlc_runs.push(m);
+        let mut args: Vec<std::ffi::OsString> = vec!["build".into(), "-o".into(), o.into()];
+        args.extend(qcs.iter().filter_map(|(dir, name)| {
+            Some(
+                dir.strip_prefix(copy.join("models"))
+                    .ok()?
+                    .join(name)
+                    .into_os_string(),
+            )
+        }));
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        once_runs.push(timed(mdlc, &copy.join("models"), &args).0);
+    }
+    let stats = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (
+            v.first().copied().unwrap_or(0.0),
+            v.get(v.len() / 2).copied().unwrap_or(0.0),
+        )
+    };
+    let (vmin, vmed) = stats(&mut valve_runs);
+    let (mmin, mmed) = stats(&mut mdlc_runs);
+    let (omin, omed) = stats(&mut once_runs);
+    println!(
+        "side by side, {} QCs, {rounds} rounds (min / median wall): Valve's tool one process per QC {vmin:.3} / {vmed:.3} s; mdlc one process per QC {mmin:.3} / {mmed:.3} s ({:.1}x / {:.1}x); mdlc one process for all {omin:.3} / {omed:.3} s ({:.1}x / {:.1}x)",
+        qcs.len(),
+        vmin / mmin,
+        vmed / mmed,
+        vmin / omin,
+        vmed / omed
+    );
+    // The largest corpus model and the 36 MB one (item 5's copy, if it was made).
+    let big = out.join("valve-sized/models/strooper");
+    for (label, dir) in [
+        ("strooper", copy.join("models/strooper")),
+        ("the 36 MB model", big),
+    ] {
+        if !dir.join("strooper.qc").is_file() {
+            continue;
+        }
+        let qc = std::ffi::OsStr::new("strooper.qc");
+        let (mut v, mut m) = ((f64::INFINITY, 0), (f64::INFINITY, 0));
+        for _ in 0..rounds {
+            let a = timed(&valve, &dir, &[qc]);
+            let b = timed(mdlc, &dir, &["build".as_ref(), qc, "-o".as_ref(), o]);
+            v = (v.0.min(a.0), v.1.max(a.1));
+            m = (m.0.min(b.0), m.1.max(b.1));
+        }
+        println!(
+            "side by side, {label}: Valve's tool {:.3} s, peak {:.1} MB; mdlc {:.3} s ({:.1}x), peak {:.1} MB (best time and highest peak of {rounds})",
+            v.0,
+            v.1 as f64 / 1024.0,
+            m.0,
+            v.0 / m.0,
+            m.1 as f64 / 1024.0
+        );
+    }
+    let _ = std::fs::remove_dir_all(&copy);
+    let _ = std::fs::remove_dir_all(&mdlc_out);
+}
+
+/// Copies the folder `from` to `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let target = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &target)?;
+        } else {
+            std::fs::copy(e.path(), &target)?;
+            // the corpus is read-only; the copy must take Valve's outputs beside its QCs
+            let mut perms = std::fs::metadata(&target)?.permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms)?;
+        }
+    }
+    Ok(())
 }
 
 /// Copies the corpus's `modelsrc` to a folder under `tmp` and adds to `strooper.qc` sequences
 /// on copies of its animation files (`cN_NAME.smd`) until its SMD files total 36 MB. Returns
 /// the QC and its SMD bytes.
 fn valve_sized(corpus: &Path, tmp: &Path) -> Option<(PathBuf, u64)> {
-    fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(to)?;
-        for e in std::fs::read_dir(from)? {
-            let e = e?;
-            let target = to.join(e.file_name());
-            if e.file_type()?.is_dir() {
-                copy_tree(&e.path(), &target)?;
-            } else {
-                std::fs::copy(e.path(), &target)?;
-            }
-        }
-        Ok(())
-    }
     let root = tmp.join("valve-sized");
     let _ = std::fs::remove_dir_all(&root);
     copy_tree(&corpus.join("modelsrc"), &root).ok()?;
