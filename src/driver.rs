@@ -944,7 +944,7 @@ pub fn inspect(
                 out.report.diagnostics.push(Diagnostic::about_file(
                     Code::InspectInvariant,
                     format!(
-                        "the model has no textures of its own and takes them from `{}`, which cannot be read: {e}",
+                        "the model keeps its textures in `{}`, which cannot be read: {e}",
                         tpath.display()
                     ),
                     name.clone(),
