@@ -300,10 +300,16 @@ codes! {
     GsNameTooLong = "E0542", Error;
     /// a controller or attachment names a bone that is not in the GoldSrc skeleton
     GsBoneNotInSkeleton = "E0543", Error;
+    /// a GoldSrc model without any texture (no triangle) and without `$externaltextures`
+    GsNoTextures = "E0544", Error;
+    /// a bone controller index other than 0 to 3 or 4 (`mouth`)
+    GsControllerIndex = "E0545", Error;
     /// a file given to `mdlc inspect` is not a GoldSrc model
     InspectNotMdl = "E0546", Error;
     /// a model read by `mdlc inspect` (GoldSrc, or Source with its VVD and VTX) breaks an invariant of the format
     InspectInvariant = "E0547", Error;
+    /// a skeleton rotation too large for Valve's HL1 compiler to wrap into range
+    GsRotationTooLarge = "E0548", Error;
     /// a name is cut to fit its field (model, body part or header name)
     GsNameCut = "W0540", Warning;
     /// a bone without vertices is kept because a controller or attachment needs it
@@ -316,6 +322,10 @@ codes! {
     GsHeaderNameDiffers = "W0544", Warning;
     /// a GoldSrc model without any sequence
     GsNoSequence = "W0545", Warning;
+    /// a GoldSrc `$sequencegroup` that no sequence belongs to
+    GsEmptySequenceGroup = "W0546", Warning;
+    /// a GoldSrc model with more than 4 attachments, which Valve's Half-Life client refuses
+    GsManyAttachments = "W0547", Warning;
 
     // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
     // (qc::tokens adds its codes here)
@@ -412,6 +422,8 @@ codes! {
     QcDuplicateWeightList = "W0230", Warning;
     /// a Half-Life `$sequence` word is read as an option because it starts like one
     QcOptionByPrefix = "W0231", Warning;
+    /// a Half-Life keyword that Valve's tool matches only in lower case is written in another case
+    QcKeywordCase = "W0232", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)
@@ -456,6 +468,8 @@ codes! {
     BuildNoAnimation = "E0410", Error;
     /// a body group without any model or `blank`
     BuildEmptyBodyGroup = "E0411", Error;
+    /// a model with no body part, no sequence and no `$includemodel`: nothing to build
+    BuildEmptyModel = "E0412", Error;
     /// a file the project names exists only with another case
     BuildFileOtherCase = "W0401", Warning;
     /// a texture group names a material that no mesh uses

@@ -915,6 +915,11 @@ pub fn inspect(
         }
         return out;
     }
+    if main.starts_with(b"IDSQ") {
+        out.report.binary_files = 1;
+        inspect_group_file(&main, &name, json, &mut out);
+        return out;
+    }
     let header = match read::header(&main) {
         Ok(h) => h,
         Err(e) => {
@@ -933,17 +938,17 @@ pub fn inspect(
         match std::fs::read(&tpath) {
             Ok(b) => Some(b),
             Err(e) => {
-                // A model with textures inside has no T file; one without needs it.
-                if header.numbodyparts > 0 {
-                    out.report.diagnostics.push(Diagnostic::about_file(
-                        Code::InspectInvariant,
-                        format!(
-                            "the model keeps its textures in `{}`, which cannot be read: {e}",
-                            tpath.display()
-                        ),
-                        name.clone(),
-                    ));
-                }
+                // A model with textures inside has no T file; one without needs it: Valve's
+                // model viewer and the engine load it whenever `numtextures` is 0 (mdlc's
+                // build refuses such a model without `$externaltextures`, E0544).
+                out.report.diagnostics.push(Diagnostic::about_file(
+                    Code::InspectInvariant,
+                    format!(
+                        "the model keeps its textures in `{}`, which cannot be read: {e}",
+                        tpath.display()
+                    ),
+                    name.clone(),
+                ));
                 None
             }
         }
@@ -1008,6 +1013,80 @@ pub fn inspect(
         ));
     }
     out
+}
+
+/// `mdlc inspect` of a GoldSrc sequence group file (`NN.mdl`, `IDSQ`) given alone: its header
+/// (`goldsrc.md` §4.2) and the invariants that hold without the main model; its animations are
+/// decoded through the main model, which names the file.
+fn inspect_group_file(bytes: &[u8], name: &str, json: bool, out: &mut Inspect) {
+    use crate::formats::goldsrc::read::{Record, StudioSeqHdr};
+    if bytes.len() < StudioSeqHdr::SIZE {
+        out.report.diagnostics.push(Diagnostic::about_file(
+            Code::InspectNotMdl,
+            format!(
+                "`{name}` is not a GoldSrc sequence group file: {} bytes is too short for its header ({} bytes)",
+                bytes.len(),
+                StudioSeqHdr::SIZE
+            ),
+            name,
+        ));
+        return;
+    }
+    let h = StudioSeqHdr::parse(bytes.get(..StudioSeqHdr::SIZE).unwrap_or(bytes));
+    let mut problems = Vec::new();
+    if h.version != 10 {
+        problems.push(format!("version is {}, not 10", h.version));
+    }
+    if i64::from(h.length) != bytes.len() as i64 {
+        problems.push(format!(
+            "length is {} but the file has {} bytes",
+            h.length,
+            bytes.len()
+        ));
+    }
+    if bytes.get(8..72).is_some_and(|n| !n.contains(&0)) {
+        problems.push("the name fills its 64 bytes without a terminating NUL".into());
+    }
+    let data = bytes.len() - StudioSeqHdr::SIZE;
+    out.text = if json {
+        serde_json::to_string_pretty(&serde_json::json!({
+            "group_header": h,
+            "animation_bytes": data,
+        }))
+        .unwrap_or_default()
+    } else {
+        let mut t = String::new();
+        t.push_str("sequence group file\n");
+        t.push_str(&format!(
+            "header @ 0 ({}, {} bytes)\n",
+            StudioSeqHdr::NAME,
+            StudioSeqHdr::SIZE
+        ));
+        t.push_str(&format!("  id: \"{}\"\n", h.id));
+        t.push_str(&format!("  version: {}\n", h.version));
+        t.push_str(&format!("  name: \"{}\"\n", h.name));
+        t.push_str(&format!("  length: {}\n", h.length));
+        t.push_str(&format!(
+            "animation data @ {}: {data} bytes{}\n",
+            StudioSeqHdr::SIZE,
+            if data == 0 {
+                " (a group without sequences)"
+            } else {
+                " (decoded through the main model: `mdlc inspect` its `.mdl`)"
+            }
+        ));
+        if problems.is_empty() {
+            t.push_str("invariants: all hold\n");
+        }
+        t
+    };
+    for p in problems {
+        out.report.diagnostics.push(Diagnostic::about_file(
+            Code::InspectInvariant,
+            format!("invariant does not hold: {p}"),
+            name,
+        ));
+    }
 }
 
 /// `mdlc inspect --pose` of a Source model: the pose text, or the diagnostic saying why not.

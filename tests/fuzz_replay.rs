@@ -154,6 +154,8 @@ fn mutated_animation_projects_do_not_panic() {
         mutate(&mut rng, &mut mutated[k].1, DICTIONARY, true);
         built += usize::from(mdlc::fuzzing::project(&mutated));
     }
-    // most mutations still build (they exercise the back ends, not just the front end)
-    assert!(built > 500, "only {built} of 3000 mutated projects built");
+    // most mutations still build (they exercise the back ends, not just the front end); a
+    // mutation that leaves the QC without any `$body` and `$sequence` (an opened `/*`, a cut
+    // file) is an empty model, refused (E0412) since 488 of these 3000 build
+    assert!(built > 450, "only {built} of 3000 mutated projects built");
 }

@@ -95,6 +95,9 @@ pub fn build_model(
     };
     b.prefetch();
     let model = b.run();
+    if spec.body_parts.is_empty() && spec.sequences.is_empty() && spec.include_models.is_empty() {
+        b.diags.push(empty_model(spec, b.sources));
+    }
     let failed = b
         .diags
         .get(before..)
@@ -106,6 +109,42 @@ pub fn build_model(
     } else {
         model
     }
+}
+
+/// [`Code::BuildEmptyModel`]: at `$modelname` when there is one, else at the project file's
+/// first line.
+fn empty_model(spec: &ProjectSpec, sources: &Sources) -> Diagnostic {
+    let message = "the model has no body part and no sequence";
+    let d = match &spec.name {
+        Some(n) => Diagnostic::new(
+            Code::BuildEmptyModel,
+            message,
+            n.span.span(),
+            "this model has nothing to draw or animate",
+        ),
+        None => {
+            let name = spec.source.display().to_string();
+            let file = (0..sources.len() as u32)
+                .map(FileId)
+                .find(|&id| sources.name(id) == name);
+            match file {
+                Some(id) => {
+                    let text = sources.text(id);
+                    let end = text.find(['\n', '\r']).unwrap_or(text.len());
+                    let end = u32::try_from(end).unwrap_or(0);
+                    Diagnostic::new(
+                        Code::BuildEmptyModel,
+                        message,
+                        crate::diag::Span::new(0, end).in_file(id),
+                        "this project has nothing to draw or animate",
+                    )
+                }
+                None => Diagnostic::about_file(Code::BuildEmptyModel, message, name),
+            }
+        }
+    };
+    d.with_note("a model needs geometry (`$body`, `$model` or `$bodygroup`) or sequences; mdlc writes no file")
+        .with_note("help: add `$body \"body\" \"reference_file\"` with the reference SMD, and a sequence")
 }
 
 /// A file loaded without error.

@@ -1849,6 +1849,19 @@ impl<'t> Parser<'t, '_> {
             );
             return Some(());
         }
+        let l = lower(mode);
+        if self.dialect == Dialect::Hl1 && mode.text != l && l != "fullbright" {
+            // `Cmd_SetTextureRendermode` compares with `strcmp`: `Masked` is "invalid".
+            self.push(
+                Diagnostic::new(
+                    Code::QcKeywordCase,
+                    format!("render mode `{}` is written `{l}` in Half-Life QC files", mode.text),
+                    mode.span,
+                    "not lower case",
+                )
+                .with_note("Valve's HL1 compiler compares render modes case-sensitively and stops with \"invalid rendermode at $texrendermode\"; mdlc accepts it"),
+            );
+        }
         self.spec.texture_render_modes.push(TextureRenderMode {
             texture: tex,
             mode: sp(lower(mode), mode),

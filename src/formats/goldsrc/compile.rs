@@ -3,7 +3,7 @@
 //! `goldsrc.md` §5 and the name lengths, each reported as a diagnostic with a span (mdlc never
 //! writes a file that overflows a field or an engine array).
 
-use crate::diag::{Code, Diagnostic, FileSpan, Sources};
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
 use crate::ir::model::{BodyOption, Model};
 use crate::project::files::Fs;
 
@@ -43,14 +43,25 @@ pub fn output_base(modelname: &str) -> String {
     }
 }
 
-/// The GoldSrc limits compile enforces (`goldsrc.md` §5): Valve's tool checks some of them and
-/// overflows its arrays (or the engine's) on the others. Vertices, normals, meshes per model and
-/// texture size are checked by `geometry`; events, pivots and animation size by `animation`.
+/// The GoldSrc limits compile enforces (`goldsrc.md` §5, and the array sizes of Valve's
+/// `studiomdl.h`): Valve's tool checks some of them and overflows its arrays (or the engine's)
+/// on the others. Vertices, normals, meshes per model and texture size are checked by
+/// `geometry`; events, pivots and animation size by `animation`.
 pub mod limits {
     /// Bones: Valve's tool refuses 128 or more.
     pub const MAX_BONES: usize = 127;
-    /// Triangles per mesh (MAXSTUDIOTRIANGLES).
+    /// Triangles per model, over all its textures (MAXSTUDIOTRIANGLES: `s_model_t.trimesh[]`,
+    /// indexed by every triangle the SMD gives).
     pub const MAX_TRIANGLES: usize = 20000;
+    /// Bones in the `nodes` of one SMD; also `$attachment`, `$hbox` and `$controller` commands
+    /// (MAXSTUDIOSRCBONES: the size of Valve's tool's `node`, `attachment`, `hitbox` and
+    /// `bonecontroller` arrays).
+    pub const MAX_SRC_BONES: usize = 512;
+    /// Animations over all sequences, one per blend (MAXSTUDIOANIMATIONS: `panimation[]`).
+    pub const MAX_ANIMATIONS: usize = 2048;
+    /// `$texturegroup` commands, skin rows of one group, textures in one row (Valve's tool's
+    /// `texturegroup[32][32][32]`).
+    pub const MAX_TEXTURE_GROUP: usize = 32;
     /// Sequences (MAXSTUDIOSEQUENCES).
     pub const MAX_SEQUENCES: usize = 2048;
     /// Textures (MAXSTUDIOSKINS).
@@ -206,8 +217,39 @@ pub fn compile_named(
         })
         .collect();
 
+    check_rotations(model, sources, diags);
+    for (g, label) in model.sequence_groups.iter().enumerate() {
+        // `Cmd_Sequence` puts a sequence in the last group declared before it: group g + 1.
+        if !model.sequences.iter().any(|s| s.group == g as i32 + 1) {
+            diags.push(
+                Diagnostic::new(
+                    Code::GsEmptySequenceGroup,
+                    format!("sequence group `{}` has no sequence", label.value),
+                    label.span.span(),
+                    "no `$sequence` follows this group",
+                )
+                .with_note("a sequence belongs to the last `$sequencegroup` before it; Valve's HL1 compiler writes an empty group file (a 76-byte header) anyway, and so does mdlc; the engine never loads it")
+                .with_note("help: remove the `$sequencegroup`, or move it before the sequences it should hold"),
+            );
+        }
+    }
+
     // --- the stages ------------------------------------------------------------------------------
     let geometry = build_geometry(model, fs, sources, diags)?;
+    if geometry.textures.is_empty() && !model.external_textures {
+        let span = model.body_parts.first().map(|b| b.span);
+        diags.push(
+            at(
+                model,
+                span,
+                Code::GsNoTextures,
+                "the model has no texture: none of its body parts has a triangle".to_string(),
+                "no triangle in this model",
+            )
+            .with_note("a GoldSrc model without textures of its own takes them from `<name>T.mdl`: Valve's model viewer and the engine load that file when `numtextures` is 0, and it is not written (Valve's HL1 compiler writes such a model anyway)")
+            .with_note("help: give the model a triangle with a texture, or add `$externaltextures` to write a `T.mdl` without textures beside it"),
+        );
+    }
     let animation = build_animation(model, &geometry, diags)?;
     gs.body_parts = geometry.body_parts;
     gs.textures = geometry.textures;
@@ -239,6 +281,18 @@ pub fn compile_named(
     let used = used_bones(&gs);
     let mut controllers = Vec::new();
     for (c, kind) in model.controllers.iter().zip(&controller_kinds) {
+        if !(0..=4).contains(&c.index) {
+            diags.push(
+                Diagnostic::new(
+                    Code::GsControllerIndex,
+                    format!("controller index {} is not 0 to 3 or 4 (`mouth`)", c.index),
+                    c.span,
+                    "this controller",
+                )
+                .with_note("Valve's Half-Life client reads controllers 0 to 3 from the entity's four controller bytes and gives every other index the mouth's value: a negative index reads outside those bytes, an index above 4 is one more mouth")
+                .with_note("help: use an index from 0 to 3, or `mouth` (4)"),
+            );
+        }
         let name = model.bone(c.bone).map_or("", |b| b.name.as_str());
         let Some(bone) = bone_index(name) else {
             diags.push(dropped_bone(name, c.span, "bone controller"));
@@ -287,6 +341,18 @@ pub fn compile_named(
         });
     }
 
+    if let Some(fifth) = model.attachments.get(4) {
+        diags.push(
+            Diagnostic::new(
+                Code::GsManyAttachments,
+                format!("the model has {} attachments; Valve's Half-Life client handles 4", model.attachments.len()),
+                fifth.span,
+                "the fifth attachment",
+            )
+            .with_note("Valve's Half-Life client (`CStudioModelRenderer::StudioCalcAttachments`) quits the game on a model with more than 4 attachments; a mod with its own client may allow more")
+            .with_note("help: keep at most 4 attachments unless the mod's client handles more"),
+        );
+    }
     check_names(model, &mut gs, diags);
     check_limits(model, &gs, diags);
 
@@ -489,18 +555,116 @@ fn check_limits(model: &Model, gs: &GsModel, diags: &mut Vec<Diagnostic>) {
     }
     for (i, m) in all.iter().enumerate() {
         let span = meshes.get(i).copied().flatten();
-        for mesh in &m.meshes {
-            if mesh.numtris as usize > MAX_TRIANGLES {
-                limit(
-                    span,
-                    format!(
-                        "too many triangles in one mesh of model `{}`: {}",
-                        m.name, mesh.numtris
-                    ),
-                    MAX_TRIANGLES,
-                    "per texture of a model",
-                );
-            }
+        let tris: usize = m
+            .meshes
+            .iter()
+            .map(|mesh| mesh.numtris.max(0) as usize)
+            .sum();
+        if tris > MAX_TRIANGLES {
+            limit(
+                span,
+                format!("too many triangles in model `{}`: {tris}", m.name),
+                MAX_TRIANGLES,
+                "Valve's studiomdl overflows its per-model triangle array beyond",
+            );
+        }
+    }
+    for mesh in &model.meshes {
+        if mesh.file_bones.len() > MAX_SRC_BONES {
+            limit(
+                Some(mesh.span),
+                format!(
+                    "too many bones in `{}`: {}",
+                    mesh.name,
+                    mesh.file_bones.len()
+                ),
+                MAX_SRC_BONES,
+                "Valve's studiomdl overflows its array of an SMD's nodes beyond",
+            );
+        }
+    }
+    for a in &model.animations {
+        if a.file_bones.len() > MAX_SRC_BONES {
+            limit(
+                Some(a.span),
+                format!(
+                    "too many bones in `{}`: {}",
+                    a.path.display(),
+                    a.file_bones.len()
+                ),
+                MAX_SRC_BONES,
+                "Valve's studiomdl overflows its array of an SMD's nodes beyond",
+            );
+        }
+    }
+    let counted: [(&str, usize, Option<FileSpan>); 3] = [
+        (
+            "attachments",
+            model.attachments.len(),
+            model.attachments.get(MAX_SRC_BONES).map(|a| a.span),
+        ),
+        (
+            "hit boxes",
+            gs.hitboxes.len(),
+            model
+                .hitbox_sets
+                .iter()
+                .flat_map(|s| s.boxes.iter())
+                .nth(MAX_SRC_BONES)
+                .map(|h| h.span),
+        ),
+        (
+            "bone controllers",
+            model.controllers.len(),
+            model.controllers.get(MAX_SRC_BONES).map(|c| c.span),
+        ),
+    ];
+    for (what, n, span) in counted {
+        if n > MAX_SRC_BONES {
+            limit(
+                span,
+                format!("too many {what}: {n}"),
+                MAX_SRC_BONES,
+                "Valve's studiomdl overflows its array beyond",
+            );
+        }
+    }
+    let mut animations = 0;
+    for (i, s) in gs.sequences.iter().enumerate() {
+        let before = animations;
+        animations += s.blends.len();
+        if before <= MAX_ANIMATIONS && animations > MAX_ANIMATIONS {
+            limit(
+                model.sequences.get(i).map(|q| q.span),
+                format!(
+                    "too many animations: sequence `{}` brings the count of animations (one per blend of every sequence) to {animations}",
+                    s.label
+                ),
+                MAX_ANIMATIONS,
+                "Valve's studiomdl overflows its animation array beyond",
+            );
+        }
+    }
+    if model.skins.groups.len() > MAX_TEXTURE_GROUP {
+        limit(
+            model.skins.groups.get(MAX_TEXTURE_GROUP).map(|g| g.span),
+            format!("too many texture groups: {}", model.skins.groups.len()),
+            MAX_TEXTURE_GROUP,
+            "Valve's studiomdl overflows its texture group array beyond",
+        );
+    }
+    for g in &model.skins.groups {
+        let widest = g.rows.iter().map(Vec::len).max().unwrap_or(0);
+        if g.rows.len() > MAX_TEXTURE_GROUP || widest > MAX_TEXTURE_GROUP {
+            limit(
+                Some(g.span),
+                format!(
+                    "texture group too large: {} skin rows, {widest} textures in its longest row",
+                    g.rows.len()
+                ),
+                MAX_TEXTURE_GROUP,
+                "rows and textures per row; Valve's studiomdl overflows its texture group array beyond",
+            );
         }
     }
     if gs.textures.len() > MAX_TEXTURES {
@@ -573,6 +737,99 @@ fn check_limits(model: &Model, gs: &GsModel, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// Radians beyond which a skeleton rotation is refused (E0548). Valve's HL1 studiomdl wraps
+/// every rotation into [−π, π) one 2π step at a time (`clip_rotations`): from 2^27 radians on a
+/// step no longer changes the float and it never finishes, and below that it takes millions of
+/// steps. No exporter writes angles anywhere near this; mdlc's own wrap loops are exact well
+/// beyond it.
+const MAX_ROTATION: f32 = 100_000.0;
+
+/// E0548 for the first too-large rotation of each SMD file (reference skeletons and the frames
+/// of animations), pointed at the value in the file when it can be found.
+fn check_rotations(model: &Model, sources: &Sources, diags: &mut Vec<Diagnostic>) {
+    let too_large = |r: &f32| r.abs() >= MAX_ROTATION;
+    let mut reported: Vec<FileId> = Vec::new();
+    let found = model
+        .meshes
+        .iter()
+        .filter_map(|m| {
+            let v = m
+                .file_bones
+                .iter()
+                .flat_map(|b| b.rest.rot)
+                .find(too_large)?;
+            Some((m.file, m.span, v))
+        })
+        .chain(model.animations.iter().filter_map(|a| {
+            let v = a.frames.iter().flat_map(|p| p.rot).find(too_large)?;
+            Some((a.file, a.span, v))
+        }));
+    for (file, reference, value) in found {
+        if reported.contains(&file) {
+            continue;
+        }
+        reported.push(file);
+        let (at, label, written) = match rotation_in_text(sources.text(file), value) {
+            Some((s, w)) => (s.in_file(file), "this rotation", w),
+            None => (reference, "a rotation of this file", format!("{value:e}")),
+        };
+        diags.push(
+            Diagnostic::new(
+                Code::GsRotationTooLarge,
+                format!(
+                    "rotation {written} in `{}` is too large to wrap into [-pi, pi)",
+                    sources.name(file)
+                ),
+                at,
+                label,
+            )
+            .with_note("Valve's HL1 compiler wraps each rotation into range by adding or subtracting 2 pi one step at a time; from 2^27 (134217728) radians on a step no longer changes the float value and it never finishes")
+            .with_note(format!("mdlc accepts rotations of less than {MAX_ROTATION} radians")),
+        );
+    }
+}
+
+/// The span of the first rotation (the 5th to 7th number of a frame line in the `skeleton`
+/// section) whose value is `value`, and the number as written.
+fn rotation_in_text(text: &str, value: f32) -> Option<(crate::diag::Span, String)> {
+    let mut in_skeleton = false;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let mut words = Vec::new();
+        let mut from = None;
+        for (i, c) in line.char_indices() {
+            match (c.is_whitespace(), from) {
+                (false, None) => from = Some(i),
+                (true, Some(f)) => {
+                    words.push((f, line.get(f..i).unwrap_or("")));
+                    from = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(f) = from {
+            words.push((f, line.get(f..).unwrap_or("")));
+        }
+        match words.first().map(|w| w.1) {
+            Some("skeleton") => in_skeleton = true,
+            Some("end") => in_skeleton = false,
+            _ if in_skeleton && words.len() >= 7 => {
+                for &(f, w) in words.get(4..7).unwrap_or(&[]) {
+                    if w.parse::<f32>().ok() == Some(value) {
+                        let b = u32::try_from(start + f).ok()?;
+                        let e = u32::try_from(start + f + w.len()).ok()?;
+                        return Some((crate::diag::Span::new(b, e), w.to_string()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

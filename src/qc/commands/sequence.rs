@@ -456,7 +456,24 @@ impl<'t> Parser<'t, '_> {
         }
         let rest = l.strip_prefix("act_")?;
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        if digits.parse::<i64>().is_ok_and(|n| n != 0) {
+        let significant = digits.trim_start_matches('0');
+        if significant.len() > 10 || significant.parse::<i64>().is_ok_and(|n| n > 2147483647) {
+            // `lookupActivity` reads the number with C `atoi`, whose result is undefined past
+            // a 32-bit int: the stored activity would be anything.
+            self.push(
+                Diagnostic::new(
+                    Code::QcBadValue,
+                    format!("activity number `{}` does not fit a 32-bit int", o.text),
+                    o.span,
+                    "at most ACT_2147483647",
+                )
+                .with_note("the sequence stores its activity as a 32-bit int; Valve's HL1 compiler reads the number with C `atoi`, whose result is undefined beyond that range")
+                .with_note("help: use a number from 1 to 2147483647; the game code looks activities up by the numbers of `dlls/activity.h`"),
+            );
+            self.skip_activity_weight();
+            return Some(false);
+        }
+        if !significant.is_empty() {
             return Some(true);
         }
         if !digits.is_empty() {
@@ -483,14 +500,18 @@ impl<'t> Parser<'t, '_> {
         }
         d = d.with_note("Half-Life knows the activities of `dlls/activity.h` (ACT_IDLE … ACT_FLINCH_RIGHTLEG) and `ACT_<number>`; Valve's HL1 compiler would read this word as a file name");
         self.push(d);
-        // consume its weight so it does not become a file name
+        self.skip_activity_weight();
+        Some(false)
+    }
+
+    /// Consumes the weight after a rejected activity, so that it does not become a file name.
+    fn skip_activity_weight(&mut self) {
         if self
             .same_line()
             .is_some_and(|w| float_prefix(&w.text).is_some())
         {
             self.pos += 1;
         }
-        Some(false)
     }
 
     fn no_animation(&mut self, name: &QcToken) {
