@@ -89,6 +89,12 @@ pub fn concat(a: &Matrix, b: &Matrix) -> Matrix {
     out
 }
 
+/// The four lanes `f(0) .. f(3)` (written so for the compiler to compute them side by side).
+#[inline(always)]
+pub fn lanes(f: impl Fn(usize) -> f32) -> [f32; 4] {
+    [f(0), f(1), f(2), f(3)]
+}
+
 /// `VectorTransform`: `DotProduct(v, row) + row[3]` per row, in float.
 pub fn transform(v: [f32; 3], m: &Matrix) -> [f32; 3] {
     let row = |r: &[f32; 4]| v[0] * r[0] + v[1] * r[1] + v[2] * r[2] + r[3];
