@@ -200,8 +200,8 @@ struct Local {
     sin_cos: [(f32, f32); 3],
 }
 
-/// Lanes of the min/max reductions of [`sequence_box`].
-const LANES: usize = 8;
+/// Lanes of the min/max reductions of [`sequence_box`] (one SIMD register of floats).
+const LANES: usize = 4;
 
 /// Min and max of row `r` of a bone matrix applied to the positions `(xs, ys, zs)` (whose
 /// length is a multiple of [`LANES`]), each value computed as `VectorTransform` does
@@ -216,14 +216,15 @@ fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
         .zip(ys.chunks_exact(LANES))
         .zip(zs.chunks_exact(LANES))
     {
-        for l in 0..LANES {
-            let p = x[l] * r0 + y[l] * r1 + z[l] * r2 + r3;
-            // C's `if (p < lo) lo = p`: a NaN never wins, a tie keeps the value held (only
-            // the sign of a zero could tell); a compare and a select, one `minps`/`maxps`.
-            lo[l] = if p < lo[l] { p } else { lo[l] };
-            hi[l] = if p > hi[l] { p } else { hi[l] };
-        }
+        let p = lanes(|l| x[l] * r0 + y[l] * r1 + z[l] * r2 + r3);
+        // C's `if (p < lo) lo = p`: a NaN never wins, a tie keeps the value held (only the
+        // sign of a zero could tell); a compare and a select, one `minps`/`maxps`.
+        lo = lanes(|l| if p[l] < lo[l] { p[l] } else { lo[l] });
+        hi = lanes(|l| if p[l] > hi[l] { p[l] } else { hi[l] });
     }
+    // The lanes are reduced apart from the loop: the compiler, seeing both together, turns
+    // the loop's selects into lane shuffles and masks (`black_box` changes no value).
+    let (lo, hi) = std::hint::black_box((lo, hi));
     let mut l = f32::INFINITY;
     let mut h = f32::NEG_INFINITY;
     for k in 0..LANES {
