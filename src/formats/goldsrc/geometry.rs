@@ -1024,16 +1024,26 @@ fn resize_texture(
     let (sw, sh) = (bmp.width as i64, bmp.height as i64);
     let mut pixels = Vec::with_capacity((width * height) as usize);
     let first_s = left.rem_euclid(sw);
+    let stride = bmp.stride();
     for i in 0..height {
         let t = (sh - height - top + i).rem_euclid(sh);
-        // s = (left + j) mod sw, stepped instead of divided for every texel
-        let mut s = first_s;
-        for _ in 0..width {
-            pixels.push(bmp.at(s as usize, t as usize).unwrap_or(0));
-            s += 1;
-            if s == sw {
-                s = 0;
-            }
+        // Row t's texels as `Bmp::at` reads them (0 past the end of a short file).
+        let row = (t as usize)
+            .checked_mul(stride)
+            .and_then(|at| bmp.pixels.get(at..))
+            .unwrap_or(&[]);
+        let row = row.get(..sw as usize).unwrap_or(row);
+        // s = (left + j) mod sw: the stretch from s to the row's end, then from 0 again
+        let mut s = first_s as usize;
+        let mut left_in_row = width as usize;
+        while left_in_row > 0 {
+            let n = left_in_row.min(sw as usize - s);
+            let stretch = row.get(s..).unwrap_or(&[]);
+            let stretch = stretch.get(..n).unwrap_or(stretch);
+            pixels.extend_from_slice(stretch);
+            pixels.resize(pixels.len() + (n - stretch.len()), 0);
+            left_in_row -= n;
+            s = 0;
         }
     }
     let g = (f64::from(gamma) / 1.8) as f32;
