@@ -429,10 +429,17 @@ fn encode_sequence(
                 let scale = bone.scale[k];
                 channel(fr, j, k, column);
                 values.clear();
-                values.extend(column.iter().map(|&x| {
+                let quantise = |x: f32| {
                     let v = channel_delta(x, k, bone.value[k]);
                     ((v / scale) as i32) as i16
-                }));
+                };
+                match column.split_first() {
+                    // the same value (bit for bit) in every frame: quantised once
+                    Some((&x, rest)) if rest.iter().all(|y| y.to_bits() == x.to_bits()) => {
+                        values.resize(column.len(), quantise(x));
+                    }
+                    _ => values.extend(column.iter().map(|&x| quantise(x))),
+                }
                 *ch = rle::encode_with(values, words);
                 words_total += ch.as_ref().map_or(0, Vec::len);
             }
