@@ -76,7 +76,9 @@ fn sin_cos(a: f32) -> (f32, f32) {
     (a.sin() as f32, a.cos() as f32)
 }
 
-/// `R_ConcatTransforms(in1, in2)`: `in1 · in2`, sums left to right in float.
+/// `R_ConcatTransforms(in1, in2)`: `in1 · in2`, sums left to right in float. Inlined into
+/// the sequence box loop (left to itself the compiler sometimes calls it there instead).
+#[inline]
 pub fn concat(a: &Matrix, b: &Matrix) -> Matrix {
     let mut out = [[0.0f32; 4]; 3];
     for (row, ar) in out.iter_mut().zip(a) {
