@@ -237,8 +237,8 @@ pub fn build_animation(
     // --- sequence boxes, streams (§8.9, §8.7) -----------------------------------------------
     let verts = boxes::vertices(geometry);
     let bone_verts = boxes::BoneVerts::new(&verts);
-    let encode = |p: &mut Prepared, values: &mut Vec<i16>, words: &mut Vec<u16>| {
-        encode_sequence(p, &bones, &parents, &verts, &bone_verts, values, words)
+    let encode = |p: &mut Prepared, scratch: &mut Scratch| {
+        encode_sequence(p, &bones, &parents, &verts, &bone_verts, scratch)
     };
     // Sequences are independent here: a large model shares them among the spare cores (each
     // thread takes the next sequence; the diagnostics are put back in sequence order).
@@ -256,16 +256,16 @@ pub fn build_animation(
     };
     let mut found: Vec<(usize, Diagnostic)> = Vec::new();
     if threads <= 1 {
-        let (mut values, mut words) = (Vec::new(), Vec::new());
+        let mut scratch = Scratch::default();
         for (i, p) in prepared.iter_mut().enumerate() {
-            if let Some(d) = encode(p, &mut values, &mut words) {
+            if let Some(d) = encode(p, &mut scratch) {
                 found.push((i, d));
             }
         }
     } else {
         let next = std::sync::Mutex::new(prepared.iter_mut().enumerate());
         let work = || {
-            let (mut values, mut words) = (Vec::new(), Vec::new());
+            let mut scratch = Scratch::default();
             let mut out = Vec::new();
             loop {
                 // a poisoned lock means another thread panicked: stop taking work
@@ -274,7 +274,7 @@ pub fn build_animation(
                     Err(_) => None,
                 };
                 let Some((i, p)) = item else { break };
-                if let Some(d) = encode(p, &mut values, &mut words) {
+                if let Some(d) = encode(p, &mut scratch) {
                     out.push((i, d));
                 }
             }
@@ -386,6 +386,15 @@ pub fn build_animation(
 /// encodes sequences on several threads: about a millisecond, ten times a thread's start.
 const PARALLEL_ENCODE_WORK: usize = 1 << 19;
 
+/// Buffers [`encode_sequence`] reuses from channel to channel.
+#[derive(Default)]
+struct Scratch {
+    /// A channel's frame values, its quantised values, and its words being encoded.
+    column: Vec<f32>,
+    values: Vec<i16>,
+    words: Vec<u16>,
+}
+
 /// The bounding box (§8.9) and the run-length streams (§8.7) of one prepared sequence, whose
 /// values on the final skeleton are then let go; the error when the streams are too large.
 fn encode_sequence(
@@ -394,9 +403,13 @@ fn encode_sequence(
     parents: &[i32],
     verts: &[(usize, [f32; 3])],
     bone_verts: &boxes::BoneVerts,
-    values: &mut Vec<i16>,
-    words: &mut Vec<u16>,
+    scratch: &mut Scratch,
 ) -> Option<Diagnostic> {
+    let Scratch {
+        column,
+        values,
+        words,
+    } = scratch;
     let nb = bones.len();
     let (lo, hi) = boxes::sequence_box(&p.blends, parents, bone_verts);
     #[cfg(test)]
@@ -414,11 +427,19 @@ fn encode_sequence(
             let mut channels: [Option<Vec<u16>>; 6] = Default::default();
             for (k, ch) in channels.iter_mut().enumerate() {
                 let scale = bone.scale[k];
+                channel(fr, j, k, column);
                 values.clear();
-                values.extend((0..fr.frames).map(|f| {
-                    let v = channel_delta(fr, f, j, k, bone.value[k]);
+                let quantise = |x: f32| {
+                    let v = channel_delta(x, k, bone.value[k]);
                     ((v / scale) as i32) as i16
-                }));
+                };
+                match column.split_first() {
+                    // the same value (bit for bit) in every frame: quantised once
+                    Some((&x, rest)) if rest.iter().all(|y| y.to_bits() == x.to_bits()) => {
+                        values.resize(column.len(), quantise(x));
+                    }
+                    _ => values.extend(column.iter().map(|&x| quantise(x))),
+                }
                 *ch = rle::encode_with(values, words);
                 words_total += ch.as_ref().map_or(0, Vec::len);
             }
@@ -449,14 +470,31 @@ fn encode_sequence(
     })
 }
 
-/// Frame value minus the bone default for channel `k` (0..3 position, 3..6 rotation, the
+/// Channel `k` of bone `j` (0..3 position, 3..6 rotation) in every frame into `out`:
+/// `Frames::pos` or `Frames::rot` frame by frame, read down the column.
+fn channel(fr: &Frames, j: usize, k: usize, out: &mut Vec<f32>) {
+    let column = if k < 3 { &fr.pos } else { &fr.rot };
+    let axis = k % 3;
+    out.clear();
+    if j < fr.bones {
+        out.extend(
+            column
+                .chunks_exact(fr.bones)
+                .take(fr.frames)
+                .map(|row| row.get(j).map_or(0.0, |v| v[axis])),
+        );
+    }
+    // a bone or frame outside the values reads 0, as `Frames::pos` gives it
+    out.resize(fr.frames, 0.0);
+}
+
+/// Frame value `x` minus the bone default for channel `k` (0..3 position, 3..6 rotation, the
 /// rotation difference wrapped once into [−π, π)), in float.
-fn channel_delta(fr: &Frames, f: usize, j: usize, k: usize, def: f32) -> f32 {
+fn channel_delta(x: f32, k: usize, def: f32) -> f32 {
     if k < 3 {
-        fr.pos(f, j).get(k).copied().unwrap_or(0.0) - def
+        x - def
     } else {
-        let v = fr.rot(f, j).get(k - 3).copied().unwrap_or(0.0) - def;
-        math::wrap_once(v)
+        math::wrap_once(x - def)
     }
 }
 

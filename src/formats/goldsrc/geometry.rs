@@ -609,13 +609,21 @@ fn load_texture(
 /// boundary; items that do not fit the grid (non-finite or huge coordinates, or flagged by the
 /// caller) are "wild" and always looked at. Lists are in insertion order, so the first match of
 /// each list is its earliest, and the smallest of those is the first match overall.
+///
+/// A cell's list is a chain through [`FirstMatch::chain`] (most cells hold one item: no vector
+/// of its own); the map keeps its first and last link.
 struct FirstMatch {
     size: f32,
     margin: f32,
-    cells: super::hash::FastMap<(u32, usize, [i32; 3]), Vec<usize>>,
+    cells: super::hash::FastMap<(u32, usize, [i32; 3]), (usize, usize)>,
+    /// Per link: the item and the next link of its cell ([`NO_LINK`] at the end).
+    chain: Vec<(usize, usize)>,
     wild: super::hash::FastMap<(u32, usize), Vec<usize>>,
     all: super::hash::FastMap<(u32, usize), Vec<usize>>,
 }
+
+/// The end of a cell's chain in [`FirstMatch`].
+const NO_LINK: usize = usize::MAX;
 
 impl FirstMatch {
     fn new(size: f32, margin: f32) -> Self {
@@ -623,6 +631,7 @@ impl FirstMatch {
             size,
             margin,
             cells: super::hash::FastMap::default(),
+            chain: Vec::new(),
             wild: super::hash::FastMap::default(),
             all: super::hash::FastMap::default(),
         }
@@ -680,7 +689,11 @@ impl FirstMatch {
                         cell[1].saturating_add(dy),
                         cell[2].saturating_add(dz),
                     ];
-                    if let Some(i) = first_in(self.cells.get(&(key.0, key.1, c))) {
+                    let head = self.cells.get(&(key.0, key.1, c)).map(|&(h, _)| h);
+                    let chained =
+                        std::iter::successors(head, |&l| self.chain.get(l).map(|&(_, next)| next));
+                    let mut items = chained.map_while(|l| self.chain.get(l).map(|&(i, _)| i));
+                    if let Some(i) = items.find(|&i| matches(i)) {
                         if best.is_none_or(|b| i < b) {
                             best = Some(i);
                         }
@@ -695,10 +708,20 @@ impl FirstMatch {
         self.all.entry(key).or_default().push(index);
         match (wild, self.cell(p)) {
             (false, Some((cell, _))) => {
-                self.cells
-                    .entry((key.0, key.1, cell))
-                    .or_default()
-                    .push(index);
+                let link = self.chain.len();
+                self.chain.push((index, NO_LINK));
+                match self.cells.entry((key.0, key.1, cell)) {
+                    std::collections::hash_map::Entry::Occupied(mut e) => {
+                        let (_, last) = e.get_mut();
+                        if let Some(l) = self.chain.get_mut(*last) {
+                            l.1 = link;
+                        }
+                        *last = link;
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert((link, link));
+                    }
+                }
             }
             _ => self.wild.entry(key).or_default().push(index),
         }
@@ -1024,16 +1047,26 @@ fn resize_texture(
     let (sw, sh) = (bmp.width as i64, bmp.height as i64);
     let mut pixels = Vec::with_capacity((width * height) as usize);
     let first_s = left.rem_euclid(sw);
+    let stride = bmp.stride();
     for i in 0..height {
         let t = (sh - height - top + i).rem_euclid(sh);
-        // s = (left + j) mod sw, stepped instead of divided for every texel
-        let mut s = first_s;
-        for _ in 0..width {
-            pixels.push(bmp.at(s as usize, t as usize).unwrap_or(0));
-            s += 1;
-            if s == sw {
-                s = 0;
-            }
+        // Row t's texels as `Bmp::at` reads them (0 past the end of a short file).
+        let row = (t as usize)
+            .checked_mul(stride)
+            .and_then(|at| bmp.pixels.get(at..))
+            .unwrap_or(&[]);
+        let row = row.get(..sw as usize).unwrap_or(row);
+        // s = (left + j) mod sw: the stretch from s to the row's end, then from 0 again
+        let mut s = first_s as usize;
+        let mut left_in_row = width as usize;
+        while left_in_row > 0 {
+            let n = left_in_row.min(sw as usize - s);
+            let stretch = row.get(s..).unwrap_or(&[]);
+            let stretch = stretch.get(..n).unwrap_or(stretch);
+            pixels.extend_from_slice(stretch);
+            pixels.resize(pixels.len() + (n - stretch.len()), 0);
+            left_in_row -= n;
+            s = 0;
         }
     }
     let g = (f64::from(gamma) / 1.8) as f32;

@@ -53,6 +53,9 @@ fn edge_key(a: &StripCorner, b: &StripCorner) -> EdgeKey {
     ]
 }
 
+/// No neighbour across an edge (`nb` of [`build_commands`]): past any triangle number.
+const NO_LINK: usize = usize::MAX;
+
 /// The longest strip or fan Valve's tool emits (longer ones are skipped as candidates).
 pub const MAX_RUN: usize = 127;
 
@@ -61,13 +64,14 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     let n = tris.len();
     let corner = |t: usize, c: usize| -> Option<&StripCorner> { tris.get(t)?.get(c % 3) };
 
-    // Step 1-2: adjacency. `nb[t][e]` = (neighbour triangle, its edge) across edge e of t.
+    // Step 1-2: adjacency. `nb[t][e]` = (neighbour triangle, its edge) across edge e of t,
+    // packed as `4·j + e` ([`NO_LINK`]: none).
     // Valve's loop: for each triangle i and each edge k of it not yet linked, the first
     // triangle j > i that is not linked on all three edges, and its first edge e (linked or
     // not) running the other way (corner e = corner k+1, corner e+1 = corner k). `edges` lists,
     // per directed edge (its two corners), the (j, e) having it in that order, so the search
     // is a walk of one short list from the first j > i.
-    let mut nb: Vec<[Option<(usize, usize)>; 3]> = vec![[None; 3]; n];
+    let mut nb: Vec<[usize; 3]> = vec![[NO_LINK; 3]; n];
     let mut linked: Vec<u8> = vec![0; n];
     // The lists are one flat array, grouped by edge (`at[id]..at[id + 1]` for the edge numbered
     // `id` in first-seen order), each in ascending (j, e) order: no allocation per edge.
@@ -132,10 +136,10 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
                 .copied();
             if let Some((j, e)) = hit {
                 if let Some(x) = nb.get_mut(i).and_then(|x| x.get_mut(k)) {
-                    *x = Some((j, e));
+                    *x = 4 * j + e;
                 }
                 if let Some(x) = nb.get_mut(j).and_then(|x| x.get_mut(e)) {
-                    *x = Some((i, k));
+                    *x = 4 * i + k;
                 }
                 if let Some(x) = linked.get_mut(i) {
                     *x |= 1 << k;
@@ -151,6 +155,9 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     // `used`: 0 free, 1 emitted, 2 in the run being measured.
     let mut used: Vec<u8> = vec![0; n];
     // The run is written into `out` (cleared first), a buffer reused for every candidate.
+    // (c + 1) % 3 and (c + 2) % 3 for a corner or edge c < 3
+    const NEXT: [usize; 3] = [1, 2, 0];
+    const PREV: [usize; 3] = [2, 0, 1];
     let run =
         |used: &mut Vec<u8>, out: &mut Vec<(usize, usize)>, start: usize, c0: usize, fan: bool| {
             out.clear();
@@ -162,23 +169,24 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
             if let Some(u) = used.get_mut(start) {
                 *u = 2;
             }
-            let (mut t, mut c) = (start, c0);
+            let (mut t, mut c) = (start, c0 % 3);
             loop {
-                let edge = if !fan && out.len() % 2 == 1 {
-                    (c + 1) % 3
+                // strips turn left and right in turn, fans always the same way
+                let step = if !fan && out.len() % 2 == 1 {
+                    NEXT
                 } else {
-                    (c + 2) % 3
+                    PREV
                 };
-                let Some((j, e)) = nb.get(t).and_then(|x| x.get(edge)).copied().flatten() else {
+                let Some(&link) = nb.get(t).and_then(|x| x.get(step.get(c).copied()?)) else {
                     break;
                 };
-                if used.get(j).is_none_or(|&u| u != 0) {
-                    break;
+                let (j, e) = (link >> 2, link & 3);
+                match used.get_mut(j) {
+                    Some(u) if *u == 0 => *u = 2,
+                    // a used triangle, or none ([`NO_LINK`] is past every triangle)
+                    _ => break,
                 }
-                out.push((j, (e + 2) % 3));
-                if let Some(u) = used.get_mut(j) {
-                    *u = 2;
-                }
+                out.push((j, PREV.get(e).copied().unwrap_or(0)));
                 t = j;
                 c = e;
             }

@@ -5,7 +5,7 @@ use crate::formats::goldsrc::model::GsHitbox;
 use crate::ir::model::Model;
 
 use super::frames::Frames;
-use super::math::{angle_sin_cos, concat, sin_cos_matrix, to_degrees, transform, Matrix};
+use super::math::{angle_sin_cos, concat, lanes, sin_cos_matrix, to_degrees, transform, Matrix};
 
 /// Every vertex of every model (body part order): its bone and bone-local position.
 pub fn vertices(geometry: &Geometry) -> Vec<(usize, [f32; 3])> {
@@ -116,8 +116,31 @@ struct BoneGroup {
     xs: Vec<f32>,
     ys: Vec<f32>,
     zs: Vec<f32>,
-    /// The smallest and largest coordinate on each axis, when every coordinate is finite.
-    bounds: Option<([f32; 3], [f32; 3])>,
+    /// Where the positions lie, when every coordinate is finite (see [`Reach`]).
+    reach: Option<Reach>,
+}
+
+/// A box around a bone's positions for [`strictly_inside`]: per axis a centre `c` and a width
+/// `w` that is the half extent `h` (every position is within `c ± h`, however `c` and `h`
+/// rounded) plus `1e-5·(|c| + h)`, room for the rounding of the transformed values.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reach {
+    centre: [f32; 3],
+    width: [f32; 3],
+}
+
+impl Reach {
+    fn new((lo, hi): ([f32; 3], [f32; 3])) -> Reach {
+        let mut r = Reach::default();
+        for a in 0..3 {
+            let c = lo[a] * 0.5 + hi[a] * 0.5;
+            // `h` rounds by at most an ulp of |c| + h: far less than the 1e-5 added
+            let h = (hi[a] - c).max(c - lo[a]);
+            r.centre[a] = c;
+            r.width[a] = h + 1e-5 * (c.abs() + h);
+        }
+        r
+    }
 }
 
 impl BoneVerts {
@@ -141,7 +164,7 @@ impl BoneVerts {
             .into_iter()
             .map(|(bone, mut g)| {
                 g.bone = bone;
-                g.bounds = bounds(&[&g.xs, &g.ys, &g.zs]);
+                g.reach = bounds(&[&g.xs, &g.ys, &g.zs]).map(Reach::new);
                 for c in [&mut g.xs, &mut g.ys, &mut g.zs] {
                     let first = c.first().copied().unwrap_or(0.0);
                     c.resize(c.len().next_multiple_of(LANES), first);
@@ -167,8 +190,18 @@ fn bounds(columns: &[&Vec<f32>; 3]) -> Option<([f32; 3], [f32; 3])> {
     Some((lo, hi))
 }
 
-/// Lanes of the min/max reductions of [`sequence_box`].
-const LANES: usize = 8;
+/// The local matrix inputs [`sequence_box`] keeps per bone.
+#[derive(Clone, Copy, Debug, Default)]
+struct Local {
+    /// The bits of the rotation and position last seen.
+    rot: [u32; 3],
+    pos: [u32; 3],
+    /// The sine and cosine of each angle of `rot`.
+    sin_cos: [(f32, f32); 3],
+}
+
+/// Lanes of the min/max reductions of [`sequence_box`] (one SIMD register of floats).
+const LANES: usize = 4;
 
 /// Min and max of row `r` of a bone matrix applied to the positions `(xs, ys, zs)` (whose
 /// length is a multiple of [`LANES`]), each value computed as `VectorTransform` does
@@ -183,14 +216,15 @@ fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
         .zip(ys.chunks_exact(LANES))
         .zip(zs.chunks_exact(LANES))
     {
-        for l in 0..LANES {
-            let p = x[l] * r0 + y[l] * r1 + z[l] * r2 + r3;
-            // C's `if (p < lo) lo = p`: a NaN never wins, a tie keeps the value held (only
-            // the sign of a zero could tell); a compare and a select, one `minps`/`maxps`.
-            lo[l] = if p < lo[l] { p } else { lo[l] };
-            hi[l] = if p > hi[l] { p } else { hi[l] };
-        }
+        let p = lanes(|l| x[l] * r0 + y[l] * r1 + z[l] * r2 + r3);
+        // C's `if (p < lo) lo = p`: a NaN never wins, a tie keeps the value held (only the
+        // sign of a zero could tell); a compare and a select, one `minps`/`maxps`.
+        lo = lanes(|l| if p[l] < lo[l] { p[l] } else { lo[l] });
+        hi = lanes(|l| if p[l] > hi[l] { p[l] } else { hi[l] });
     }
+    // The lanes are reduced apart from the loop: the compiler, seeing both together, turns
+    // the loop's selects into lane shuffles and masks (`black_box` changes no value).
+    let (lo, hi) = std::hint::black_box((lo, hi));
     let mut l = f32::INFINITY;
     let mut h = f32::NEG_INFINITY;
     for k in 0..LANES {
@@ -204,27 +238,27 @@ fn row_min_max(xs: &[f32], ys: &[f32], zs: &[f32], r: &[f32; 4]) -> (f32, f32) {
     (l, h)
 }
 
-/// Whether every value row `r` gives a position inside `bounds` lies strictly between `lo` and
-/// `hi` however the float sums round: then no vertex of the group can move the box. Interval
-/// arithmetic over the box of positions, widened by far more than the rounding of
-/// `x·r0 + y·r1 + z·r2 + r3` can reach (a few units in the last place of the sum of the
-/// magnitudes); any NaN or infinity answers `false`.
-fn strictly_inside(bounds: &([f32; 3], [f32; 3]), r: &[f32; 4], lo: f32, hi: f32) -> bool {
-    let (mn, mx) = bounds;
-    let mut low = r[3];
-    let mut high = r[3];
-    let mut magnitude = r[3].abs();
-    for i in 0..3 {
-        let a = r[i] * mn[i];
-        let b = r[i] * mx[i];
-        // compare and select (a NaN row makes `low`/`high` NaN either way: not inside)
-        low += if a < b { a } else { b };
-        high += if a > b { a } else { b };
-        let (aa, ab) = (a.abs(), b.abs());
-        magnitude += if aa > ab { aa } else { ab };
-    }
-    let margin = magnitude * 1e-5 + 1e-30;
-    low - margin > lo && high + margin < hi
+/// Per axis `a`, whether every value row `a` of `m` gives a position of the group lies strictly
+/// between `lo[a]` and `hi[a]` however the float sums round: then no vertex of the group can
+/// move the box on that axis. Interval arithmetic over the group's [`Reach`]: the row's value
+/// at the centre (`x·r0 + y·r1 + z·r2 + r3`) plus or minus `|r0|·w0 + |r1|·w1 + |r2|·w2 +
+/// |r3|·1e-5`. With `E = Σ|ri|·(|ci| + hi) + |r3|`, a vertex's value as `VectorTransform`
+/// rounds it is within `4·2⁻²⁴·E` of the exact one, the centre's likewise, and the bound's and
+/// the test's own roundings cost a few `2⁻²⁴·E` more; the `1e-5·E` of the widths covers all of
+/// it many times over (and `1e-30` the roundings of tiny products). Any NaN or infinity
+/// answers `false`. The three axes are computed side by side (one SIMD lane each).
+fn strictly_inside(reach: &Reach, m: &Matrix, lo: &[f32; 3], hi: &[f32; 3]) -> [bool; 3] {
+    let Reach {
+        centre: c,
+        width: w,
+    } = reach;
+    let column = |i: usize| [m[0][i], m[1][i], m[2][i], 0.0];
+    let (r0, r1, r2, r3) = (column(0), column(1), column(2), column(3));
+    let mid = lanes(|a| r0[a] * c[0] + r1[a] * c[1] + r2[a] * c[2] + r3[a]);
+    let half = lanes(|a| {
+        r0[a].abs() * w[0] + r1[a].abs() * w[1] + r2[a].abs() * w[2] + (r3[a].abs() * 1e-5 + 1e-30)
+    });
+    [0, 1, 2].map(|a| mid[a] - half[a] > lo[a] && mid[a] + half[a] < hi[a])
 }
 
 /// The bounding box of a sequence: every vertex under every frame of every blend (initialised
@@ -271,46 +305,46 @@ pub fn sequence_box(blends: &[Frames], parents: &[i32], verts: &BoneVerts) -> ([
         }
     }
     let mut world: Vec<Matrix> = vec![[[0.0; 4]; 3]; nb];
+    // The needed bones in order, each with its parent.
+    let order: Vec<(usize, Option<usize>)> = (0..nb)
+        .filter(|&j| needed.get(j) == Some(&true))
+        .map(|j| (j, parent_of.get(j).copied().flatten()))
+        .collect();
     // Per bone: the rotation and position (bits) of its current local matrix, the sine and
     // cosine of each of those angles, and whether its world matrix changed this frame. The
     // same bits give the same values, so unchanged inputs are not computed again.
-    let mut rot_bits = vec![[0u32; 3]; nb];
-    let mut pos_bits = vec![[0u32; 3]; nb];
-    let mut sin_cos = vec![[(0.0f32, 0.0f32); 3]; nb];
+    let mut state = vec![Local::default(); nb];
     let mut changed = vec![true; nb];
     let mut first = true;
     for fr in blends {
         for f in 0..fr.frames {
-            for j in 0..nb {
-                let parent = parent_of.get(j).copied().flatten();
+            // this frame's values; a bone past them reads 0, as `Frames::rot` gives it
+            let at = f * fr.bones;
+            let rots = fr.rot.get(at..at + fr.bones).unwrap_or(&[]);
+            let poss = fr.pos.get(at..at + fr.bones).unwrap_or(&[]);
+            for &(j, parent) in &order {
                 let parent_changed = parent.is_some_and(|p| changed.get(p) != Some(&false));
-                let (Some(&true), Some(rb), Some(pb), Some(sc), Some(c)) = (
-                    needed.get(j),
-                    rot_bits.get_mut(j),
-                    pos_bits.get_mut(j),
-                    sin_cos.get_mut(j),
-                    changed.get_mut(j),
-                ) else {
+                let (Some(st), Some(c)) = (state.get_mut(j), changed.get_mut(j)) else {
                     continue;
                 };
-                let rot = fr.rot(f, j);
-                let pos = fr.pos(f, j);
+                let rot = rots.get(j).copied().unwrap_or_default();
+                let pos = poss.get(j).copied().unwrap_or_default();
                 let rk = rot.map(f32::to_bits);
                 let pk = pos.map(f32::to_bits);
-                let unchanged = !first && rk == *rb && pk == *pb && !parent_changed;
+                let unchanged = !first && rk == st.rot && pk == st.pos && !parent_changed;
                 if unchanged {
                     *c = false;
                     continue;
                 }
                 for k in 0..3 {
-                    if first || rk[k] != rb[k] {
-                        sc[k] = angle_sin_cos(to_degrees(rot[k]));
+                    if first || rk[k] != st.rot[k] {
+                        st.sin_cos[k] = angle_sin_cos(to_degrees(rot[k]));
                     }
                 }
-                *rb = rk;
-                *pb = pk;
+                st.rot = rk;
+                st.pos = pk;
                 *c = true;
-                let mut m = sin_cos_matrix(*sc);
+                let mut m = sin_cos_matrix(st.sin_cos);
                 m[0][3] = pos[0];
                 m[1][3] = pos[1];
                 m[2][3] = pos[2];
@@ -331,11 +365,12 @@ pub fn sequence_box(blends: &[Frames], parents: &[i32], verts: &BoneVerts) -> ([
                     continue;
                 }
                 let Some(m) = world.get(g.bone) else { continue };
+                let inside = g
+                    .reach
+                    .as_ref()
+                    .map_or([false; 3], |r| strictly_inside(r, m, &lo, &hi));
                 for a in 0..3 {
-                    if g.bounds
-                        .as_ref()
-                        .is_some_and(|b| strictly_inside(b, &m[a], lo[a], hi[a]))
-                    {
+                    if inside[a] {
                         continue;
                     }
                     let (l, h) = row_min_max(&g.xs, &g.ys, &g.zs, &m[a]);

@@ -73,8 +73,14 @@ pub fn grab(anim: &Anim, mirrored: &[bool], first: usize, count: usize) -> Blend
     let cz = f64::from(zrot).cos() as f32;
     let sz = f64::from(zrot).sin() as f32;
     let [ox, oy, oz] = anim.origin;
-    for f in 0..count {
-        for b in 0..nb {
+    // frame by frame, the output's values of that frame side by side
+    let out_frames = out
+        .pos
+        .chunks_exact_mut(nb.max(1))
+        .zip(out.rot.chunks_exact_mut(nb.max(1)))
+        .take(count);
+    for (f, (out_pos, out_rot)) in out_frames.enumerate() {
+        for (b, (d_pos, d_rot)) in out_pos.iter_mut().zip(out_rot.iter_mut()).enumerate() {
             let src = (first + f) * nb + b;
             if !anim.given.get(src).copied().unwrap_or(false) {
                 continue;
@@ -93,13 +99,10 @@ pub fn grab(anim: &Anim, mirrored: &[bool], first: usize, count: usize) -> Blend
                 pos = pos.map(|v| -v);
             }
             pos = pos.map(|v| v * anim.scale);
-            rot = rot.map(clip_angle);
-            if let Some(d) = out.pos_mut(f, b) {
-                *d = pos;
-            }
-            if let Some(d) = out.rot_mut(f, b) {
-                *d = rot;
-            }
+            *d_pos = pos;
+            // each angle in its own call: as `rot.map(clip_angle)` the calls were not inlined
+            let rot = [clip_angle(rot[0]), clip_angle(rot[1]), clip_angle(rot[2])];
+            *d_rot = rot;
         }
     }
     Blend { roots, frames: out }
@@ -208,9 +211,14 @@ pub fn relink(
             let mut pos = Vec::with_capacity(nb * numframes);
             let mut rot = Vec::with_capacity(nb * numframes);
             for f in 0..numframes {
+                let fr = &bl.frames;
+                let (row_pos, row_rot) = (frame_row(fr, &fr.pos, f), frame_row(fr, &fr.rot, f));
                 for (j, m) in map.iter().enumerate() {
                     let (p, r) = match m {
-                        Some(k) => (bl.frames.pos(f, *k), bl.frames.rot(f, *k)),
+                        Some(k) => (
+                            row_pos.get(*k).copied().unwrap_or_default(),
+                            row_rot.get(*k).copied().unwrap_or_default(),
+                        ),
                         None => defaults.get(j).copied().unwrap_or_default(),
                     };
                     pos.push(p);
@@ -225,4 +233,17 @@ pub fn relink(
             }
         })
         .collect()
+}
+
+/// Frame `f` of `values` (`fr.pos` or `fr.rot`): value `k` of the result is what
+/// `Frames::pos(f, k)` or `Frames::rot(f, k)` reads, none when it reads the default.
+fn frame_row<'a>(fr: &Frames, values: &'a [[f32; 3]], f: usize) -> &'a [[f32; 3]] {
+    if f >= fr.frames {
+        return &[];
+    }
+    let row = f
+        .checked_mul(fr.bones)
+        .and_then(|at| values.get(at..))
+        .unwrap_or(&[]);
+    row.get(..fr.bones).unwrap_or(row)
 }

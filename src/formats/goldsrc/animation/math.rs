@@ -76,7 +76,9 @@ fn sin_cos(a: f32) -> (f32, f32) {
     (a.sin() as f32, a.cos() as f32)
 }
 
-/// `R_ConcatTransforms(in1, in2)`: `in1 · in2`, sums left to right in float.
+/// `R_ConcatTransforms(in1, in2)`: `in1 · in2`, sums left to right in float. Inlined into
+/// the sequence box loop (left to itself the compiler sometimes calls it there instead).
+#[inline]
 pub fn concat(a: &Matrix, b: &Matrix) -> Matrix {
     let mut out = [[0.0f32; 4]; 3];
     for (row, ar) in out.iter_mut().zip(a) {
@@ -84,9 +86,21 @@ pub fn concat(a: &Matrix, b: &Matrix) -> Matrix {
         for (j, o) in row.iter_mut().enumerate() {
             *o = ar[0] * b[0][j] + ar[1] * b[1][j] + ar[2] * b[2][j];
         }
+    }
+    // Then the translation, added on its own: the compiler, left to merge this add into the
+    // four-lane products, shuffles lanes for twice the instructions (`black_box` only keeps
+    // the values apart; it changes none).
+    let mut out = std::hint::black_box(out);
+    for (row, ar) in out.iter_mut().zip(a) {
         row[3] += ar[3];
     }
     out
+}
+
+/// The four lanes `f(0) .. f(3)` (written so for the compiler to compute them side by side).
+#[inline(always)]
+pub fn lanes(f: impl Fn(usize) -> f32) -> [f32; 4] {
+    [f(0), f(1), f(2), f(3)]
 }
 
 /// `VectorTransform`: `DotProduct(v, row) + row[3]` per row, in float.
