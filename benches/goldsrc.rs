@@ -306,12 +306,13 @@ fn valve_flags(files: &[PathBuf], root: &Path, corpus: &Path) -> Vec<bool> {
         .collect()
 }
 
-/// Runs `cmd` (with `args`, from `dir`, output discarded) under `/usr/bin/time` when it is
-/// installed: wall seconds and max RSS in KB (0 without `/usr/bin/time`).
-fn timed(cmd: &Path, dir: &Path, args: &[&std::ffi::OsStr]) -> (f64, u64) {
+/// Runs `cmd` (with `args`, from `dir`, output discarded): wall seconds and, with `peak`, max
+/// RSS in KB, for which it runs under `/usr/bin/time` when that is installed (0 otherwise).
+/// The wall times of the QC-by-QC runs are taken without it: it adds a process start to each.
+fn timed(cmd: &Path, dir: &Path, args: &[&std::ffi::OsStr], peak: bool) -> (f64, u64) {
     let time = Path::new("/usr/bin/time");
     let t = Instant::now();
-    let out = if time.exists() {
+    let out = if peak && time.exists() {
         Command::new(time)
             .current_dir(dir)
             .args(["-f", "MAXRSS %M"])
@@ -377,11 +378,12 @@ fn side_by_side(
     for _ in 0..rounds {
         let (mut v, mut m) = (0.0, 0.0);
         for (dir, name) in &qcs {
-            v += timed(&valve, dir, &[name.as_os_str()]).0;
+            v += timed(&valve, dir, &[name.as_os_str()], false).0;
             m += timed(
                 mdlc,
                 dir,
                 &["build".as_ref(), name.as_os_str(), "-o".as_ref(), o],
+                false,
             )
             .0;
         }
@@ -397,7 +399,7 @@ fn side_by_side(
             )
         }));
         let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-        once_runs.push(timed(mdlc, &copy.join("models"), &args).0);
+        once_runs.push(timed(mdlc, &copy.join("models"), &args, false).0);
     }
     let stats = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -429,8 +431,8 @@ fn side_by_side(
         let qc = std::ffi::OsStr::new("strooper.qc");
         let (mut v, mut m) = ((f64::INFINITY, 0), (f64::INFINITY, 0));
         for _ in 0..rounds {
-            let a = timed(&valve, &dir, &[qc]);
-            let b = timed(mdlc, &dir, &["build".as_ref(), qc, "-o".as_ref(), o]);
+            let a = timed(&valve, &dir, &[qc], true);
+            let b = timed(mdlc, &dir, &["build".as_ref(), qc, "-o".as_ref(), o], true);
             v = (v.0.min(a.0), v.1.max(a.1));
             m = (m.0.min(b.0), m.1.max(b.1));
         }
