@@ -5,9 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+use common::mdlc;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use mdlc::formats::goldsrc::model::*;
 use mdlc::formats::goldsrc::read;
@@ -438,24 +439,13 @@ fn broken_files_are_reported_not_panicked_on() {
 
 // --- the command line --------------------------------------------------------------------------
 
-fn mdlc(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mdlc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A fresh scratch folder under the target directory.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(name))
 }
 
 fn tri_qc() -> PathBuf {

@@ -10,7 +10,10 @@
 //! them. Snapshots: `INSTA_UPDATE=always cargo test --test goldsrc_inspect`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
+use common::mdlc;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -164,26 +167,17 @@ fn the_checked_in_bmps_are_what_the_generator_writes() {
 
 // --- running mdlc ------------------------------------------------------------------------------
 
-fn mdlc(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mdlc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A fresh scratch folder under the target directory.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("goldsrc_inspect")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::fresh_dir(
+        Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("goldsrc_inspect")
+            .join(name),
+    )
 }
 
 /// Builds `testdata/goldsrc/inspect/<model>/<qc>` into `out/` of a fresh scratch folder named

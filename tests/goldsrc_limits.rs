@@ -9,7 +9,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+mod common;
+use common::mdlc;
 
 use mdlc::diag::{Diagnostic, Sources};
 use mdlc::driver::{compile_goldsrc, compile_source, read_project, InputKind};
@@ -21,11 +23,11 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// A fresh folder holding `tri.smd` and `tri.bmp`.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("goldsrc_limits")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir(
+        Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("goldsrc_limits")
+            .join(name),
+    );
     let tri = Path::new(ROOT).join("testdata/goldsrc/write/tri");
     for f in ["tri.smd", "tri.bmp"] {
         std::fs::copy(tri.join(f), dir.join(f)).unwrap();
@@ -128,14 +130,6 @@ fn with_lines(n: usize, line: impl Fn(usize) -> String) -> String {
     }
     qc.push_str("$sequence \"idle\" \"tri\"\n");
     qc
-}
-
-fn mdlc(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mdlc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
 }
 
 // --- 1. a model with nothing in it ------------------------------------------------------------

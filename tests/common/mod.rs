@@ -206,3 +206,19 @@ pub fn mutate(rng: &mut Rng, data: &mut Vec<u8>, dictionary: &[&[u8]], duplicate
         }
     }
 }
+
+/// Runs the `mdlc` binary of this build with `args`, from `dir`.
+pub fn mdlc(args: &[&str], dir: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mdlc"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// `dir` made anew and empty (a test's scratch folder under the target directory).
+pub fn fresh_dir(dir: PathBuf) -> PathBuf {
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
