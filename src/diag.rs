@@ -973,17 +973,15 @@ pub fn render_plain(sources: &Sources, d: &Diagnostic) -> String {
 pub fn render_styled(
     sources: &Sources,
     d: &Diagnostic,
-    out: &mut term::termcolor::StandardStream,
+    out: &mut impl term::termcolor::WriteColor,
 ) -> std::io::Result<()> {
     let config = term::Config::default();
-    let mut lock = out.lock();
-    match term::emit_to_write_style(&mut lock, &config, sources, &d.to_codespan()) {
+    match term::emit_to_write_style(out, &config, sources, &d.to_codespan()) {
         Ok(()) => Ok(()),
         Err(files::Error::Io(e)) => Err(e),
         Err(e) => {
-            use std::io::Write;
             writeln!(
-                lock,
+                out,
                 "{}[{}]: {} (could not show the source: {e})",
                 d.severity.as_str(),
                 d.code,

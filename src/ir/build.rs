@@ -444,11 +444,15 @@ impl Builder<'_> {
         }
         // Below `PARALLEL_PARSE_BYTES` a thread costs more than it saves (its stack, its
         // allocator arena, the start-up): small projects parse on this thread alone.
-        let total: u64 = paths.iter().filter_map(|p| self.fs.size(p)).sum();
-        let threads = if total < PARALLEL_PARSE_BYTES as u64 {
-            1
-        } else {
-            spare_threads(paths.len())
+        // (The sizes are asked only when there are cores to spare: each is a system call.)
+        let threads = match spare_threads(paths.len()) {
+            n if n > 1
+                && paths.iter().filter_map(|p| self.fs.size(p)).sum::<u64>()
+                    >= PARALLEL_PARSE_BYTES as u64 =>
+            {
+                n
+            }
+            _ => 1,
         };
         // This thread reads the files in order and hands each to a parser; a parser keeps the
         // text only when something was reported about it (a later diagnostic reads an evicted
