@@ -17,9 +17,19 @@ use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::{self, Files};
 use codespan_reporting::term;
 
-/// Index of a file in [`Sources`].
+/// Index of a file in [`Sources`], or a shared id bound to one ([`Sources::share`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId(pub u32);
+
+impl FileId {
+    /// The first shared id: ids from here on are not places in a list.
+    pub const FIRST_SHARED: u32 = 1 << 31;
+
+    /// Whether this is a shared id ([`Sources::share`]).
+    pub fn is_shared(self) -> bool {
+        self.0 >= Self::FIRST_SHARED
+    }
+}
 
 /// A byte range inside one file. `u32` offsets: [`Sources::add`] refuses files of 4 GiB or more.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -762,9 +772,15 @@ impl SourceFile {
 }
 
 /// Every file read in one run. Stages get `&str` slices of it and report [`FileSpan`]s.
+///
+/// A file's id is its place in the list, or a *shared* id ([`FileId::is_shared`]) bound to a
+/// place with [`Sources::share`]: the projects of one batch that read the same SMD file use
+/// one parse of it (`crate::ir::build::SharedSmds`), whose spans carry one id in all of them.
 #[derive(Debug, Default)]
 pub struct Sources {
     files: Vec<SourceFile>,
+    /// Shared id -> place in `files`.
+    shared: std::collections::HashMap<u32, u32>,
 }
 
 /// Largest file [`Sources`] accepts: spans are `u32` byte offsets.
@@ -796,9 +812,32 @@ impl Sources {
         id
     }
 
+    /// Binds the shared id `shared` to the file added as `local`: spans with either id point to
+    /// it. Ignored unless `shared` is a shared id and `local` a place in the list.
+    pub fn share(&mut self, local: FileId, shared: FileId) {
+        if shared.is_shared() && (local.0 as usize) < self.files.len() {
+            self.shared.insert(shared.0, local.0);
+        }
+    }
+
+    /// The place in the list of file `id` (its own for a local id, the bound one for a shared
+    /// id).
+    fn index(&self, id: FileId) -> Option<usize> {
+        if id.is_shared() {
+            self.shared.get(&id.0).map(|&i| i as usize)
+        } else {
+            Some(id.0 as usize)
+        }
+    }
+
+    /// `id` as a place in the list ([`Self::share`]); unchanged when it is not bound.
+    pub fn local(&self, id: FileId) -> FileId {
+        self.index(id).map_or(id, |i| FileId(i as u32))
+    }
+
     /// Replaces the text of file `id` (added with a placeholder while it was read elsewhere).
     pub fn set_text(&mut self, id: FileId, text: String) {
-        if let Some(f) = self.files.get_mut(id.0 as usize) {
+        if let Some(f) = self.index(id).and_then(|i| self.files.get_mut(i)) {
             f.text = cut_to_fit(text);
             f.evicted = None;
             f.line_starts = OnceLock::new();
@@ -810,7 +849,7 @@ impl Sources {
     /// read again ([`SourceFile::text`]). Keeps a large model's sources out of memory while it
     /// is built.
     pub fn evict(&mut self, id: FileId, path: PathBuf, stamp: FileStamp) {
-        if let Some(f) = self.files.get_mut(id.0 as usize) {
+        if let Some(f) = self.index(id).and_then(|i| self.files.get_mut(i)) {
             f.text = String::new();
             f.line_starts = OnceLock::new();
             f.evicted = Some(Box::new(Evicted {
@@ -822,7 +861,8 @@ impl Sources {
     }
 
     /// Moves every file of `other` to the end of this list (file `i` of `other` becomes file
-    /// `len() + i`; where a file was included is forgotten).
+    /// `len() + i`; where a file was included is forgotten, and so are shared ids: the caller
+    /// turns them into places first, [`Self::local`]).
     pub fn append(&mut self, other: Sources) {
         self.files.extend(other.files.into_iter().map(|mut f| {
             f.included_at = None;
@@ -839,7 +879,7 @@ impl Sources {
     }
 
     pub fn get(&self, id: FileId) -> Option<&SourceFile> {
-        self.files.get(id.0 as usize)
+        self.files.get(self.index(id)?)
     }
 
     pub fn text(&self, id: FileId) -> &str {
@@ -867,7 +907,7 @@ impl Sources {
 
     /// Records that a QC `$include` at `at` reads file `id` (the first inclusion counts).
     pub fn note_include(&mut self, id: FileId, at: FileSpan) {
-        if let Some(f) = self.files.get_mut(id.0 as usize) {
+        if let Some(f) = self.index(id).and_then(|i| self.files.get_mut(i)) {
             if f.included_at.is_none() && at.file != id {
                 f.included_at = Some(at);
             }
@@ -897,7 +937,7 @@ impl Sources {
     pub fn keep_cited(&mut self, diags: &[Diagnostic]) {
         let mut cited = vec![false; self.files.len()];
         for l in diags.iter().flat_map(|d| &d.labels) {
-            if let Some(c) = cited.get_mut(l.at.file.0 as usize) {
+            if let Some(c) = self.index(l.at.file).and_then(|i| cited.get_mut(i)) {
                 *c = true;
             }
         }

@@ -14,6 +14,7 @@
 use std::path::Path;
 
 use crate::diag::{Code, Diagnostic, FileId, Sources, Span, MAX_FILE_LEN};
+use crate::ir::shared::SharedSmds;
 use crate::ir::{lower_smd, SmdModel};
 use crate::project::files::{Fs, RealFs};
 use crate::project::spec::TargetChoice;
@@ -558,7 +559,20 @@ pub fn compile_goldsrc(
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    let mut model = crate::ir::build::build_model(spec, fs, sources, diags)?;
+    compile_goldsrc_sharing(spec, fs, out_dir, sources, diags, None)
+}
+
+/// [`compile_goldsrc`] beside other projects: SMD files they parsed are taken from `shared`
+/// ([`crate::ir::build::build_model_sharing`]).
+fn compile_goldsrc_sharing(
+    spec: &ProjectSpec,
+    fs: &dyn Fs,
+    out_dir: Option<&Path>,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+    shared: Option<&SharedSmds>,
+) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
+    let mut model = crate::ir::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = output_path(&model, &spec.source, out_dir, diags);
     let default_name = spec
         .source
@@ -632,7 +646,19 @@ pub fn compile_source(
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    let model = crate::ir::build::build_model(spec, fs, sources, diags)?;
+    compile_source_sharing(spec, fs, out_dir, sources, diags, None)
+}
+
+/// [`compile_source`] beside other projects (see [`compile_goldsrc_sharing`]).
+fn compile_source_sharing(
+    spec: &ProjectSpec,
+    fs: &dyn Fs,
+    out_dir: Option<&Path>,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+    shared: Option<&SharedSmds>,
+) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
+    let model = crate::ir::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = output_path(&model, &spec.source, out_dir, diags);
     let files = crate::formats::source::compile(&model, diags)?;
     const SUFFIXES: [&str; 5] = [".mdl", ".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx"];
@@ -669,16 +695,21 @@ pub fn build_paths(
     /// follow.
     fn join_build(build: &mut Build, part: Build) {
         let offset = build.report.sources.len() as u32;
-        build.report.sources.append(part.report.sources);
-        build
+        let sources = &part.report.sources;
+        let diagnostics: Vec<Diagnostic> = part
             .report
             .diagnostics
-            .extend(part.report.diagnostics.into_iter().map(|mut d| {
+            .into_iter()
+            .map(|mut d| {
                 for l in &mut d.labels {
-                    l.at.file = FileId(l.at.file.0 + offset);
+                    // (a shared id becomes the project's place for the file first)
+                    l.at.file = FileId(sources.local(l.at.file).0 + offset);
                 }
                 d
-            }));
+            })
+            .collect();
+        build.report.sources.append(part.report.sources);
+        build.report.diagnostics.extend(diagnostics);
         build.report.io_failures += part.report.io_failures;
         build.outputs.extend(part.outputs);
     }
@@ -688,6 +719,7 @@ pub fn build_paths(
         path: &Path,
         out_dir: Option<&Path>,
         forced_target: Option<Target>,
+        shared: Option<&SharedSmds>,
         build: &mut Build,
     ) {
         let fs = RealFs;
@@ -728,19 +760,21 @@ pub fn build_paths(
             return;
         };
         let files = match spec.target.target() {
-            Target::GoldSrc => compile_goldsrc(
+            Target::GoldSrc => compile_goldsrc_sharing(
                 &spec,
                 &fs,
                 out_dir,
                 &mut report.sources,
                 &mut report.diagnostics,
+                shared,
             ),
-            Target::Source => compile_source(
+            Target::Source => compile_source_sharing(
                 &spec,
                 &fs,
                 out_dir,
                 &mut report.sources,
                 &mut report.diagnostics,
+                shared,
             ),
         };
         if let Some(files) = files {
@@ -761,7 +795,7 @@ pub fn build_paths(
     if threads <= 1 {
         let mut build = Build::default();
         for path in &paths {
-            build_one(path, out_dir, forced_target, &mut build);
+            build_one(path, out_dir, forced_target, None, &mut build);
             // nothing reads a finished project's texts but its diagnostics
             if paths.len() > 1 {
                 build.report.sources.keep_cited(&build.report.diagnostics);
@@ -770,6 +804,8 @@ pub fn build_paths(
         return build;
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
+    // Projects built side by side share the SMD files they both read (parsed once).
+    let shared = SharedSmds::default();
     let work = || {
         let _worker = crate::ir::build::ProjectWorker::enter();
         let mut done = Vec::new();
@@ -777,7 +813,7 @@ pub fn build_paths(
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(path) = paths.get(i) else { break };
             let mut build = Build::default();
-            build_one(path, out_dir, forced_target, &mut build);
+            build_one(path, out_dir, forced_target, Some(&shared), &mut build);
             // what is left of a finished project until all are: its outputs and diagnostics
             build.report.sources.keep_cited(&build.report.diagnostics);
             done.push((i, build));

@@ -365,3 +365,118 @@ fn a_later_diagnostic_shows_the_lines_of_files_parsed_without_one() {
     assert!(err.contains("ref1.smd:4:1"), "{err}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// Projects of one run that read the same SMD files share one parse of each
+/// (`mdlc::ir::shared`): whichever project parsed a file, each project reports that file's
+/// warning at its own line and column with its source line, and writes the same bytes as when
+/// it is built alone. Six projects on the run's threads, so that files are taken while another
+/// project parses them, while another holds them, and after.
+#[test]
+fn projects_sharing_files_report_and_write_as_when_built_alone() {
+    let tmp = std::env::temp_dir().join(format!("mdlc-cli-shared-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let src = Path::new(ROOT).join("testdata/goldsrc/inspect/box");
+    let shared = tmp.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::copy(src.join("box.bmp"), shared.join("box.bmp")).unwrap();
+    // without its `version` line: W0101 at the `nodes` line (line 2, after the comment)
+    let smd = std::fs::read_to_string(src.join("box.smd"))
+        .unwrap()
+        .replacen("version 1\n", "", 1);
+    assert!(smd.lines().nth(1) == Some("nodes"), "{smd}");
+    std::fs::write(shared.join("box.smd"), &smd).unwrap();
+    std::fs::write(shared.join("idle.smd"), &smd).unwrap();
+    let names: Vec<String> = (0..6).map(|k| format!("p{k}")).collect();
+    for name in &names {
+        let dir = tmp.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.qc")),
+            format!(
+                "$modelname \"{name}.mdl\"\n$cd \"../shared\"\n$cdtexture \"../shared\"\n\
+                 $body \"body\" \"box\"\n$sequence \"idle\" \"idle\" fps 30\n"
+            ),
+        )
+        .unwrap();
+    }
+    let run = |qcs: &[String], out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_mdlc"))
+            .current_dir(&tmp)
+            .args(["build", "--color", "never", "-o"])
+            .arg(out)
+            .args(qcs)
+            .output()
+            .unwrap()
+    };
+    let qcs: Vec<String> = names.iter().map(|n| format!("{n}/{n}.qc")).collect();
+    let together = tmp.join("together");
+    let o = run(&qcs, &together);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 0, "{err}");
+    // each project reports both files' warning, with the source line
+    for file in ["box.smd", "idle.smd"] {
+        let at = format!("shared/{file}:2:1");
+        assert_eq!(err.matches(&at).count(), names.len(), "{at}\n{err}");
+    }
+    assert_eq!(err.matches("2 │ nodes").count(), 2 * names.len(), "{err}");
+    for (name, qc) in names.iter().zip(&qcs) {
+        let alone = tmp.join(format!("alone-{name}"));
+        let o = run(std::slice::from_ref(qc), &alone);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let file = format!("{name}.mdl");
+        assert_eq!(
+            std::fs::read(together.join(&file)).unwrap(),
+            std::fs::read(alone.join(&file)).unwrap(),
+            "{file}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A shared file whose text was let go is read again for a later stage's diagnostic in every
+/// project that cites it (GoldSrc `E0403` in three projects: two shared files give a bone
+/// different parents).
+#[test]
+fn a_later_diagnostic_shows_the_lines_of_a_shared_file_in_each_project() {
+    let tmp = std::env::temp_dir().join(format!("mdlc-cli-shared-reread-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let shared = tmp.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let smd = |root: &str| {
+        format!(
+            "version 1\nnodes\n0 \"{root}\" -1\n1 \"spine\" 0\nend\nskeleton\ntime 0\n\
+             0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\ntriangles\nskin.bmp\n\
+             1 0 0 0 0 0 1 0 0\n1 1 0 0 0 0 1 1 0\n1 0 1 0 0 0 1 0 1\nend\n"
+        )
+    };
+    std::fs::write(shared.join("ref1.smd"), smd("root")).unwrap();
+    std::fs::write(shared.join("ref2.smd"), smd("ROOT")).unwrap();
+    let mut qcs = Vec::new();
+    for name in ["a", "b", "c"] {
+        std::fs::create_dir_all(tmp.join(name)).unwrap();
+        std::fs::write(
+            tmp.join(name).join("m.qc"),
+            format!(
+                "$modelname \"{name}.mdl\"\n$cd \"../shared\"\n$body body \"ref1\"\n\
+                 $body arms \"ref2\"\n$sequence idle \"ref1\"\n"
+            ),
+        )
+        .unwrap();
+        qcs.push(format!("{name}/m.qc"));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_mdlc"))
+        .args([
+            "build", "--target", "goldsrc", "--color", "never", "-o", "out",
+        ])
+        .args(&qcs)
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(!tmp.join("out").exists(), "{err}");
+    assert_eq!(err.matches("error[E0403]").count(), 3, "{err}");
+    assert_eq!(err.matches("shared/ref2.smd:4:1").count(), 3, "{err}");
+    assert_eq!(err.matches("4 │ 1 \"spine\" 0").count(), 6, "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -72,6 +72,17 @@ impl Animation {
         self.num_frames = 0;
     }
 
+    /// A copy without the frames, as [`Self::release_frames`] leaves it.
+    pub fn without_frames(&self) -> Animation {
+        Animation {
+            first_time: self.first_time,
+            num_frames: 0,
+            num_bones: self.num_bones,
+            poses: Vec::new(),
+            present: Vec::new(),
+        }
+    }
+
     /// The value the SMD gives for a bone at a frame, if any.
     pub fn get(&self, frame: usize, bone: usize) -> Option<Pose> {
         if bone >= self.num_bones {

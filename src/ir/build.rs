@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{RecvTimeoutError, TrySendError};
+use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
 use crate::driver::{add_text, check_smd, check_smd_text, prepare_text};
@@ -32,6 +33,7 @@ use super::anim::{FillRule, Pose, UsesLeft};
 use super::lower::SmdModel;
 use super::mesh::{Corner, Mesh, Triangle, Weight};
 use super::model::*;
+use super::shared::{Claim, SharedSmds};
 use super::skeleton::{Bone, BoneId};
 
 /// The number of cores, asked once per process (std reads the cgroup quota files each time).
@@ -79,12 +81,25 @@ pub fn build_model(
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Model> {
+    build_model_sharing(spec, fs, sources, diags, None)
+}
+
+/// [`build_model`] as one of several projects built at once: SMD files another of them parsed
+/// and still holds are taken from `shared` rather than parsed again (see [`super::shared`]).
+pub fn build_model_sharing(
+    spec: &ProjectSpec,
+    fs: &dyn Fs,
+    sources: &mut Sources,
+    diags: &mut Vec<Diagnostic>,
+    shared: Option<&SharedSmds>,
+) -> Option<Model> {
     let before = diags.len();
     let mut b = Builder {
         spec,
         fs,
         sources,
         diags,
+        shared,
         target: spec.target.target(),
         files: Vec::new(),
         by_request: HashMap::new(),
@@ -151,7 +166,8 @@ fn empty_model(spec: &ProjectSpec, sources: &Sources) -> Diagnostic {
 struct Loaded {
     path: PathBuf,
     file: FileId,
-    smd: SmdModel,
+    /// Shared with the other projects of a batch that use the file ([`super::shared`]).
+    smd: Arc<SmdModel>,
 }
 
 #[derive(Clone, Debug)]
@@ -166,6 +182,8 @@ enum Cached {
 struct Builder<'a> {
     spec: &'a ProjectSpec,
     fs: &'a dyn Fs,
+    /// The batch's parsed files, when other projects are built at the same time.
+    shared: Option<&'a SharedSmds>,
     sources: &'a mut Sources,
     diags: &'a mut Vec<Diagnostic>,
     target: Target,
@@ -228,7 +246,7 @@ enum Prefetched {
         id: FileId,
         /// What `add_text` and `check_smd` reported, in that order.
         diags: Vec<Diagnostic>,
-        smd: Option<Box<SmdModel>>,
+        smd: Option<Arc<SmdModel>>,
     },
 }
 
@@ -354,7 +372,7 @@ impl Builder<'_> {
                 Prefetched::Read { id, diags, smd } => {
                     self.diags.extend(diags);
                     match smd {
-                        Some(smd) => self.accept(&found, id, *smd),
+                        Some(smd) => self.accept(&found, id, smd),
                         None => Cached::Bad,
                     }
                 }
@@ -373,7 +391,7 @@ impl Builder<'_> {
                     .then(|| check_smd(self.sources, id, self.diags))
                     .flatten()
                 {
-                    Some(smd) => self.accept(&found, id, smd),
+                    Some(smd) => self.accept(&found, id, Arc::new(smd)),
                     None => Cached::Bad,
                 }
             }
@@ -385,7 +403,7 @@ impl Builder<'_> {
     /// Keeps a file that parsed and lowered without error, unless the target refuses it: a
     /// negative `time` is an error for Source (`E0132`); GoldSrc skips those frames (`W0409`
     /// where an animation has them).
-    fn accept(&mut self, found: &Path, id: FileId, smd: SmdModel) -> Cached {
+    fn accept(&mut self, found: &Path, id: FileId, smd: Arc<SmdModel>) -> Cached {
         if let (Target::Source, Some(neg)) = (self.target, smd.negative_time) {
             self.push(crate::ir::lower::negative_time_error(&smd, neg));
             return Cached::Bad;
@@ -459,6 +477,10 @@ impl Builder<'_> {
         // text again), so no more than a few texts are held at once, whatever the model's size.
         let fs = self.fs;
         if threads <= 1 {
+            if let Some(shared) = self.shared {
+                self.prefetch_shared(shared, &paths);
+                return;
+            }
             for path in &paths {
                 if let Some(job) = self.read_job(fs, path) {
                     let parsed = parse_job(job);
@@ -532,15 +554,85 @@ impl Builder<'_> {
         });
     }
 
+    /// [`Self::prefetch`] on this thread for a project built beside others: a file another
+    /// project parsed and still holds is taken from `shared`; a file another project is
+    /// parsing is taken after the rest, once it is done; the others are parsed here and
+    /// published. See [`super::shared`].
+    fn prefetch_shared(&mut self, shared: &SharedSmds, paths: &[PathBuf]) {
+        let mut later = Vec::new();
+        for path in paths {
+            match shared.claim(path, false) {
+                Claim::Busy => later.push(path),
+                claim => self.take_claim(path, claim),
+            }
+        }
+        for path in later {
+            let claim = shared.claim(path, true);
+            self.take_claim(path, claim);
+        }
+    }
+
+    /// The file at `path` as [`SharedSmds::claim`] gave it, kept for [`Self::load_new`].
+    fn take_claim(&mut self, path: &Path, claim: Claim<'_>) {
+        match claim {
+            Claim::Busy => {}
+            Claim::Ready(p) => {
+                let place = self.sources.add(path.display().to_string(), String::new());
+                self.sources.share(place, p.id);
+                self.keep_text(p.id, path, p.text, p.stamp);
+                self.prefetched.insert(
+                    path.to_path_buf(),
+                    Prefetched::Read {
+                        id: p.id,
+                        diags: p.diags,
+                        smd: p.smd,
+                    },
+                );
+            }
+            Claim::Mine(publisher) => {
+                // (unreadable: recorded as such; the dropped publisher frees the file)
+                let Some(mut job) = self.read_job(self.fs, path) else {
+                    return;
+                };
+                self.sources.share(job.id, publisher.id);
+                job.id = publisher.id;
+                let size = job.bytes.len();
+                let p = parse_job(job);
+                let smd = p.smd.map(Arc::new);
+                publisher.publish(p.text.clone(), p.stamp, p.diags.clone(), smd.as_ref(), size);
+                self.keep_text(p.id, &p.path, p.text, p.stamp);
+                self.prefetched.insert(
+                    p.path,
+                    Prefetched::Read {
+                        id: p.id,
+                        diags: p.diags,
+                        smd,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Keeps a parsed file's text in `sources`, or only the means to read it again.
+    fn keep_text(
+        &mut self,
+        id: FileId,
+        path: &Path,
+        text: Option<String>,
+        stamp: Option<FileStamp>,
+    ) {
+        match (text, stamp) {
+            (Some(text), _) => self.sources.set_text(id, text),
+            (None, Some(stamp)) => self.sources.evict(id, path.to_path_buf(), stamp),
+            (None, None) => {}
+        }
+    }
+
     /// Keeps a parsed file for [`Self::load_new`]: its text, or only the means to read it again,
     /// and the lowered file (copied by this thread when `copy`, see [`Self::prefetch`]).
     fn install(&mut self, p: Parsed, copy: bool) {
-        match (p.text, p.stamp) {
-            (Some(text), _) => self.sources.set_text(p.id, text),
-            (None, Some(stamp)) => self.sources.evict(p.id, p.path.clone(), stamp),
-            (None, None) => {}
-        }
-        let smd = p.smd.map(|m| Box::new(if copy { m.clone() } else { m }));
+        self.keep_text(p.id, &p.path, p.text, p.stamp);
+        let smd = p.smd.map(|m| Arc::new(if copy { m.clone() } else { m }));
         self.prefetched.insert(
             p.path,
             Prefetched::Read {
@@ -691,7 +783,25 @@ impl Builder<'_> {
             let made = f.and_then(|f| self.make_anim(a, f, &bones));
             if let Some(f) = *f {
                 if let (true, Some(l)) = (uses.used(f), self.files.get_mut(f)) {
-                    l.smd.animation.release_frames();
+                    // (`make_mut` copies nothing when no other project holds the file: it
+                    // only cuts the batch table's weak reference, `super::shared`)
+                    match Arc::strong_count(&l.smd) {
+                        1 => Arc::make_mut(&mut l.smd).animation.release_frames(),
+                        // Another project of the batch holds the file too: this one lets go
+                        // of its hold on the frames (the last holder frees them), keeping the
+                        // rest of the file.
+                        _ => {
+                            let s = &l.smd;
+                            l.smd = Arc::new(SmdModel {
+                                file: s.file,
+                                skeleton: s.skeleton.clone(),
+                                mesh: s.mesh.clone(),
+                                animation: s.animation.without_frames(),
+                                flex: s.flex.clone(),
+                                negative_time: s.negative_time,
+                            });
+                        }
+                    }
                 }
             }
             match made {
@@ -1013,15 +1123,22 @@ impl Builder<'_> {
         let renames = &self.spec.rename_bones;
         let gold = self.target == Target::GoldSrc;
         let mut used = vec![false; renames.len()];
+        let hit = |name: &str| {
+            renames.iter().position(|(from, _)| {
+                if gold {
+                    from.value == name
+                } else {
+                    from.value.eq_ignore_ascii_case(name)
+                }
+            })
+        };
         for l in &mut self.files {
-            for b in &mut l.smd.skeleton.bones {
-                let hit = renames.iter().position(|(from, _)| {
-                    if gold {
-                        from.value == b.name
-                    } else {
-                        from.value.eq_ignore_ascii_case(&b.name)
-                    }
-                });
+            // (a file shared with other projects is copied only when a bone of it is renamed)
+            if !l.smd.skeleton.bones.iter().any(|b| hit(&b.name).is_some()) {
+                continue;
+            }
+            for b in &mut Arc::make_mut(&mut l.smd).skeleton.bones {
+                let hit = hit(&b.name);
                 if let Some(k) = hit {
                     if let (Some((_, to)), Some(u)) = (renames.get(k), used.get_mut(k)) {
                         b.name = to.value.clone();

@@ -14,6 +14,7 @@ pub mod build;
 pub mod lower;
 pub mod mesh;
 pub mod model;
+pub mod shared;
 pub mod skeleton;
 
 pub use anim::{Animation, FillRule, Pose, VertexAnimation};
