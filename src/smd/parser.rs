@@ -164,28 +164,55 @@ pub fn parse(text: &str, file: FileId) -> Parsed {
     p.finish()
 }
 
+/// Six decimal digits then a byte that is not one, at the start of `w` (eight bytes of text,
+/// the first in the low byte): their value. How `printf("%f")` writes a fraction, so nearly
+/// every value of an SMD ends so. Bytes XORed with `'0'` are digits when neither they nor they
+/// plus 6 reach 16 (no carry leaves a digit's byte); the six are then combined in pairs, quads
+/// and halves, three multiplications in all.
+#[inline(always)]
+fn six_digits(w: u64) -> Option<u64> {
+    let t = w ^ 0x3030_3030_3030_3030;
+    let not_digit = (t | t.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0;
+    if not_digit & 0x0000_F0F0_F0F0_F0F0 != 0 || not_digit & 0x00F0_0000_0000_0000 == 0 {
+        return None;
+    }
+    // the six digits in the top bytes, zeros below: an eight-digit number
+    let t = (t & 0x0000_FFFF_FFFF_FFFF) << 16;
+    let t = (t.wrapping_mul(10) + (t >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let t = (t.wrapping_mul(100) + (t >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((t.wrapping_mul(10_000) + (t >> 32)) & 0xFFFF_FFFF)
+}
+
 /// A line of exactly `1 + N` plain numbers, split and read as the lexer and the parser would:
 /// the first an `Int` that fits an `i32` (with its span), then `N` numbers (`Int` or `Float`)
 /// that [`parse_f32`] accepts. `None` for any other line (a word, a comment, a quote, another
-/// count, a value out of range), which the general path then reads.
+/// count, a value out of range), which the general path then reads. The line is
+/// `text[start..end]` (spans are offsets in `text`), and `end` is the end of `text` or a line
+/// break (`\r`, `\n`): a fraction read a word at a time past `end` stops there.
 ///
 /// Each token is read in the same pass that finds its end: `[-+]?digits[.digits]` up to a
-/// blank, as [`read_number`]'s first case reads it. A token with any other byte (an exponent,
-/// a letter) is handed to [`read_number`] whole.
-fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f32; N])> {
+/// blank, as [`read_number`]'s first case reads it; a fraction of exactly six digits in one
+/// step ([`six_digits`]: the position then moves on by six whatever the bytes, so the next
+/// token's reading does not wait for this one's value). A token with any other byte (an
+/// exponent, a letter) is handed to [`read_number`] whole.
+fn plain_numbers<const N: usize>(
+    text: &str,
+    start: usize,
+    end: usize,
+) -> Option<(i32, Span, [f32; N])> {
     let b = text.as_bytes();
-    let mut i = 0usize;
+    let mut i = start;
     let mut first = None;
     let mut vals = [0f32; N];
     let mut count = 0usize;
     loop {
-        while b.get(i).is_some_and(|&c| is_blank(c)) {
+        while i < end && b.get(i).is_some_and(|&c| is_blank(c)) {
             i += 1;
         }
-        if i >= b.len() {
+        if i >= end {
             break;
         }
-        let start = i;
+        let tok_start = i;
         let neg = b.get(i) == Some(&b'-');
         if matches!(b.get(i), Some(b'-' | b'+')) {
             i += 1;
@@ -201,26 +228,36 @@ fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f
         let point = b.get(i) == Some(&b'.');
         if point {
             i += 1;
-            let frac_start = i;
-            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                i += 1;
+            let six = b
+                .get(i..i + 8)
+                .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                .and_then(|w| six_digits(u64::from_le_bytes(w)));
+            if let Some(v) = six {
+                m = m.wrapping_mul(1_000_000).wrapping_add(v);
+                i += 6;
+                frac = 6;
+            } else {
+                let frac_start = i;
+                while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                    m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                    i += 1;
+                }
+                frac = i - frac_start;
             }
-            frac = i - frac_start;
             digits += frac;
         }
-        let plain = digits > 0 && b.get(i).is_none_or(|&c| is_blank(c));
+        let plain = digits > 0 && (i >= end || b.get(i).is_none_or(|&c| is_blank(c)));
         let (kind, value) = if plain {
             let kind = if point { Token::Float } else { Token::Int };
             (kind, lexer::decimal(neg, m, digits, frac))
         } else {
             // Anything else: the whole token (up to the next blank), read the general way.
-            while b.get(i).is_some_and(|&c| !is_blank(c)) {
+            while i < end && b.get(i).is_some_and(|&c| !is_blank(c)) {
                 i += 1;
             }
-            read_number(text.get(start..i)?)?
+            read_number(text.get(tok_start..i)?)?
         };
-        let tok = || text.get(start..i);
+        let tok = || text.get(tok_start..i);
         if count == 0 {
             if kind != Token::Int {
                 return None;
@@ -236,7 +273,7 @@ fn plain_numbers<const N: usize>(text: &str, base: u32) -> Option<(i32, Span, [f
             } else {
                 tok()?.parse::<i32>().ok()?
             };
-            first = Some((v, Span::new(base + start as u32, base + i as u32)));
+            first = Some((v, Span::new(tok_start as u32, i as u32)));
         } else {
             let v = match value {
                 Some(v) => v,
@@ -659,7 +696,7 @@ impl<'a> Parser<'a> {
     /// See [`Parser::line`]: `bone x y z rx ry rz` in an open frame.
     fn fast_bone_line(&mut self, line: Span) -> bool {
         let Some((bone, bone_span, v)) =
-            plain_numbers::<6>(self.text(line.start, line.end), line.start)
+            plain_numbers::<6>(self.src, line.start as usize, line.end as usize)
         else {
             return false;
         };
@@ -689,7 +726,7 @@ impl<'a> Parser<'a> {
         // and the one-pass attempt is no longer made.
         if !self.saw_links {
             if let Some((bone, bone_span, v)) =
-                plain_numbers::<8>(self.text(line.start, line.end), line.start)
+                plain_numbers::<8>(self.src, line.start as usize, line.end as usize)
             {
                 if !self.bone_known(bone) {
                     return false;
@@ -2018,6 +2055,33 @@ mod tests {
     }
 
     #[test]
+    fn six_digits_takes_exactly_six_then_any_other_byte() {
+        let word = |s: &[u8]| {
+            let mut w = [b'x'; 8];
+            w[..s.len()].copy_from_slice(s);
+            u64::from_le_bytes(w)
+        };
+        for end in [b' ', b'\t', b'\r', b'\n', b'.', b'e', b'/', b':', 0, 0xFF] {
+            assert_eq!(
+                six_digits(word(&[b'1', b'2', b'3', b'4', b'5', b'6', end])),
+                Some(123456)
+            );
+            assert_eq!(
+                six_digits(word(&[b'0', b'0', b'0', b'0', b'0', b'9', end])),
+                Some(9)
+            );
+            assert_eq!(
+                six_digits(word(&[b'9', b'9', b'9', b'9', b'9', b'9', end])),
+                Some(999999)
+            );
+        }
+        assert_eq!(six_digits(word(b"1234567")), None);
+        assert_eq!(six_digits(word(b"12345 6")), None);
+        assert_eq!(six_digits(word(b"12/456 ")), None);
+        assert_eq!(six_digits(word(b"12:456 ")), None);
+    }
+
+    #[test]
     fn plain_numbers_reads_as_the_reference() {
         const BYTES: &[u8] = b"0123456789-+.eE \t x#\"";
         let mut state = 0x2545_F491_4F6C_DD1Du64;
@@ -2062,6 +2126,19 @@ mod tests {
                     for _ in 0..len {
                         l.push(char::from(BYTES[next(BYTES.len() as u64) as usize]));
                     }
+                } else if next(6) == 0 {
+                    // digit runs of other lengths, around six, and bytes right after them
+                    for part in 0..=next(2) {
+                        if part > 0 {
+                            l.push('.');
+                        }
+                        for _ in 0..next(9) {
+                            l.push(char::from(b'0' + next(10) as u8));
+                        }
+                        if next(3) == 0 {
+                            l.push(char::from(BYTES[next(BYTES.len() as u64) as usize]));
+                        }
+                    }
                 } else {
                     if next(2) == 0 {
                         l.push('-');
@@ -2075,11 +2152,28 @@ mod tests {
             }
             lines.push(l);
         }
-        for l in &lines {
-            let got = plain_numbers::<6>(l, 7).map(|(v, s, a)| (v, s, a.map(f32::to_bits)));
+        // Each line alone (the end of the text: fractions are read a byte at a time near it),
+        // and inside a file, after a line and before a line break and bytes that are not part
+        // of it (fractions read a word at a time, past the line's end).
+        let tails = [
+            "",
+            "\n",
+            "\n12345678901234567890",
+            "\r\n9.999999 1 2",
+            "\r",
+            "\n1",
+        ];
+        for (k, l) in lines.iter().enumerate() {
             let want =
                 plain_numbers_reference::<6>(l, 7).map(|(v, s, a)| (v, s, a.map(f32::to_bits)));
-            assert_eq!(got, want, "{l:?}");
+            let tail = tails[k % tails.len()];
+            let text = format!("0 1 2 3 4 5 6\n{l}{tail}");
+            let got = plain_numbers::<6>(&text, 14, 14 + l.len())
+                .map(|(v, s, a)| (v, Span::new(s.start - 7, s.end - 7), a.map(f32::to_bits)));
+            assert_eq!(got, want, "{text:?}");
+            let alone = plain_numbers::<6>(l, 0, l.len())
+                .map(|(v, s, a)| (v, Span::new(s.start + 7, s.end + 7), a.map(f32::to_bits)));
+            assert_eq!(alone, want, "{l:?}");
         }
     }
 
