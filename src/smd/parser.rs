@@ -206,7 +206,8 @@ fn plain_numbers<const N: usize>(
     let mut vals = [0f32; N];
     let mut count = 0usize;
     loop {
-        while i < end && b.get(i).is_some_and(|&c| is_blank(c)) {
+        // (most tokens are followed by one space: a byte above it ends the run at once)
+        while i < end && b.get(i).is_some_and(|&c| c <= b' ' && is_blank(c)) {
             i += 1;
         }
         if i >= end {
@@ -283,6 +284,10 @@ fn plain_numbers<const N: usize>(
             *vals.get_mut(count - 1)? = v;
         }
         count += 1;
+        // a plain token ends at a blank (or the line's end): step over it
+        if plain && i < end {
+            i += 1;
+        }
     }
     let (v, span) = first?;
     (count == N + 1).then_some((v, span, vals))
