@@ -328,15 +328,15 @@ pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f
         // of a point halfway between two f32s; there, one exact division decides (and if that
         // double is itself exactly halfway, the standard parser does).
         let mut x = m as f64 * NEG_POW10_F64[frac];
-        let near_halfway = |x: f64| (x.to_bits() & ((1 << 29) - 1)).abs_diff(1 << 28) <= 8;
-        if near_halfway(x) {
+        let low = |x: f64| x.to_bits() & ((1 << 29) - 1);
+        if low(x).abs_diff(1 << 28) <= 8 {
             x = m as f64 / POW10_F64[frac];
+            // (only a double this close can be exactly halfway)
+            if low(x) == 1 << 28 {
+                return None;
+            }
         }
-        if x == 0.0
-            || (x.to_bits() & ((1 << 29) - 1) != 1 << 28
-                && x >= f32::MIN_POSITIVE as f64
-                && x <= f32::MAX as f64)
-        {
+        if x == 0.0 || (x >= f32::MIN_POSITIVE as f64 && x <= f32::MAX as f64) {
             let v = x as f32;
             return Some(if neg { -v } else { v });
         }
