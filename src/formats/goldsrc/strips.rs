@@ -521,6 +521,38 @@ mod tests {
         (commands, runs)
     }
 
+    /// Meshes with runs past `MAX_RUN` and more than 255 triangles (the byte-sized peaks of
+    /// [`build_commands`]): a long band of quads, a wide fan, both shuffled in blocks.
+    #[test]
+    fn long_runs_give_the_same_commands_as_the_quadratic_scan() {
+        let corner = |k: i32| StripCorner {
+            vert: k,
+            norm: 0,
+            s: k % 7,
+            t: 0,
+            u: 0.0,
+            v: 0.0,
+        };
+        let mut tris: Vec<[StripCorner; 3]> = Vec::new();
+        // a band: vertices 2q (bottom) and 2q + 1 (top), two triangles per quad
+        for q in 0..200 {
+            let (a, b, c, d) = (2 * q, 2 * q + 1, 2 * q + 2, 2 * q + 3);
+            tris.push([corner(a), corner(c), corner(b)]);
+            tris.push([corner(b), corner(c), corner(d)]);
+        }
+        // a fan around vertex 10000
+        for q in 0..180 {
+            tris.push([corner(10000), corner(10001 + q), corner(10002 + q)]);
+        }
+        assert_eq!(build_commands(&tris), reference(&tris));
+        // the same triangles in another order
+        let mut mixed: Vec<[StripCorner; 3]> = Vec::new();
+        for block in tris.chunks(37).rev() {
+            mixed.extend(block.iter().rev());
+        }
+        assert_eq!(build_commands(&mixed), reference(&mixed));
+    }
+
     #[test]
     fn edge_map_gives_the_same_commands_as_the_quadratic_scan() {
         let mut state = 0x9E3779B97F4A7C15u64;
