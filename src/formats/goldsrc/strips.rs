@@ -160,6 +160,7 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     // (c + 1) % 3 and (c + 2) % 3 for a corner or edge c < 3
     const NEXT: [usize; 3] = [1, 2, 0];
     const PREV: [usize; 3] = [2, 0, 1];
+    const TURN: [[usize; 3]; 2] = [NEXT, PREV];
     // Walks the run and returns its length in corners; with `out`, also its (triangle, corner)
     // list. Candidates are measured without a list: only a new best is walked again for it
     // (the same walk, as the free triangles are the same).
@@ -194,8 +195,8 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
         let (mut t, mut c) = (start, c0);
         loop {
             // strips turn left and right in turn, fans always the same way
-            let step = if !fan && len % 2 == 1 { NEXT } else { PREV };
-            let Some(&link) = nb.get(t).and_then(|x| x.get(step.get(c).copied()?)) else {
+            let turn = usize::from(fan | (len % 2 == 0));
+            let Some(&link) = nb.get(t).and_then(|x| x.get(*TURN.get(turn)?.get(c)?)) else {
                 break;
             };
             let (j, e) = (link >> 2, link & 3);
