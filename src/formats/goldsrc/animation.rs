@@ -203,12 +203,16 @@ pub fn build_animation(
             for (pos, rot) in per_frame.take(fr.frames) {
                 for (((bone, range), p), r) in bones.iter().zip(ranges.iter_mut()).zip(pos).zip(rot)
                 {
-                    for (k, (minv, maxv)) in range.iter_mut().enumerate() {
-                        let v = if k < 3 {
-                            p[k] - bone.value[k]
-                        } else {
-                            math::wrap_once(r[k - 3] - bone.value[k])
-                        };
+                    let d = &bone.value;
+                    let values = [
+                        p[0] - d[0],
+                        p[1] - d[1],
+                        p[2] - d[2],
+                        math::wrap_once(r[0] - d[3]),
+                        math::wrap_once(r[1] - d[4]),
+                        math::wrap_once(r[2] - d[5]),
+                    ];
+                    for ((minv, maxv), v) in range.iter_mut().zip(values) {
                         if v < *minv {
                             *minv = v;
                         }
