@@ -203,12 +203,16 @@ pub fn build_animation(
             for (pos, rot) in per_frame.take(fr.frames) {
                 for (((bone, range), p), r) in bones.iter().zip(ranges.iter_mut()).zip(pos).zip(rot)
                 {
-                    for (k, (minv, maxv)) in range.iter_mut().enumerate() {
-                        let v = if k < 3 {
-                            p[k] - bone.value[k]
-                        } else {
-                            math::wrap_once(r[k - 3] - bone.value[k])
-                        };
+                    let d = &bone.value;
+                    let values = [
+                        p[0] - d[0],
+                        p[1] - d[1],
+                        p[2] - d[2],
+                        math::wrap_once(r[0] - d[3]),
+                        math::wrap_once(r[1] - d[4]),
+                        math::wrap_once(r[2] - d[5]),
+                    ];
+                    for ((minv, maxv), v) in range.iter_mut().zip(values) {
                         if v < *minv {
                             *minv = v;
                         }
@@ -389,8 +393,9 @@ const PARALLEL_ENCODE_WORK: usize = 1 << 19;
 /// Buffers [`encode_sequence`] reuses from channel to channel.
 #[derive(Default)]
 struct Scratch {
-    /// A channel's frame values, its quantised values, and its words being encoded.
-    column: Vec<f32>,
+    /// A bone's six channels' frame values, a channel's quantised values, and its words being
+    /// encoded.
+    columns: [Vec<f32>; 6],
     values: Vec<i16>,
     words: Vec<u16>,
 }
@@ -406,7 +411,7 @@ fn encode_sequence(
     scratch: &mut Scratch,
 ) -> Option<Diagnostic> {
     let Scratch {
-        column,
+        columns,
         values,
         words,
     } = scratch;
@@ -425,9 +430,9 @@ fn encode_sequence(
         let mut per_bone = Vec::with_capacity(nb);
         for (j, bone) in bones.iter().enumerate() {
             let mut channels: [Option<Vec<u16>>; 6] = Default::default();
-            for (k, ch) in channels.iter_mut().enumerate() {
+            bone_channels(fr, j, columns);
+            for ((k, ch), column) in channels.iter_mut().enumerate().zip(columns.iter()) {
                 let scale = bone.scale[k];
-                channel(fr, j, k, column);
                 values.clear();
                 let quantise = |x: f32| {
                     let v = channel_delta(x, k, bone.value[k]);
@@ -470,22 +475,27 @@ fn encode_sequence(
     })
 }
 
-/// Channel `k` of bone `j` (0..3 position, 3..6 rotation) in every frame into `out`:
-/// `Frames::pos` or `Frames::rot` frame by frame, read down the column.
-fn channel(fr: &Frames, j: usize, k: usize, out: &mut Vec<f32>) {
-    let column = if k < 3 { &fr.pos } else { &fr.rot };
-    let axis = k % 3;
-    out.clear();
-    if j < fr.bones {
-        out.extend(
-            column
-                .chunks_exact(fr.bones)
-                .take(fr.frames)
-                .map(|row| row.get(j).map_or(0.0, |v| v[axis])),
-        );
-    }
+/// The six channels of bone `j` (0..3 position, 3..6 rotation) in every frame into `out`:
+/// `Frames::pos` and `Frames::rot` frame by frame, read down the columns (one pass over the
+/// positions and one over the rotations, each frame's three values together).
+fn bone_channels(fr: &Frames, j: usize, out: &mut [Vec<f32>; 6]) {
     // a bone or frame outside the values reads 0, as `Frames::pos` gives it
-    out.resize(fr.frames, 0.0);
+    for c in out.iter_mut() {
+        c.clear();
+        c.resize(fr.frames, 0.0);
+    }
+    if j >= fr.bones {
+        return;
+    }
+    let [px, py, pz, rx, ry, rz] = out;
+    for (values, [x, y, z]) in [(&fr.pos, [px, py, pz]), (&fr.rot, [rx, ry, rz])] {
+        let rows = values.chunks_exact(fr.bones).map(|row| row.get(j));
+        for (((v, x), y), z) in rows.zip(x.iter_mut()).zip(y.iter_mut()).zip(z.iter_mut()) {
+            if let Some(v) = v {
+                (*x, *y, *z) = (v[0], v[1], v[2]);
+            }
+        }
+    }
 }
 
 /// Frame value `x` minus the bone default for channel `k` (0..3 position, 3..6 rotation, the

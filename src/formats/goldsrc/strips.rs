@@ -152,94 +152,113 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
     }
 
     // Steps 3-4: the run from (start triangle, start corner), strip or fan.
-    // `used`: 0 free, 1 emitted, 2 in the run being measured.
-    let mut used: Vec<u8> = vec![0; n];
-    // The run is written into `out` (cleared first), a buffer reused for every candidate.
+    // `stamp`: per triangle [`EMITTED`], or the number of the last run that took it (runs are
+    // numbered from 1 up, so a triangle whose stamp is below the current run's number is free
+    // for it: nothing to clear after a run).
+    let mut stamp: Vec<u32> = vec![0; n];
+    let mut run_id: u32 = 0;
     // (c + 1) % 3 and (c + 2) % 3 for a corner or edge c < 3
     const NEXT: [usize; 3] = [1, 2, 0];
     const PREV: [usize; 3] = [2, 0, 1];
-    let run =
-        |used: &mut Vec<u8>, out: &mut Vec<(usize, usize)>, start: usize, c0: usize, fan: bool| {
+    const TURN: [[usize; 3]; 2] = [NEXT, PREV];
+    // Walks the run and returns its length in corners; with `out`, also its (triangle, corner)
+    // list. Candidates are measured without a list: only a new best is walked again for it
+    // (the same walk, as the free triangles are the same).
+    let mut run = |stamp: &mut Vec<u32>,
+                   mut out: Option<&mut Vec<(usize, usize)>>,
+                   start: usize,
+                   c0: usize,
+                   fan: bool|
+     -> usize {
+        if run_id >= EMITTED - 1 {
+            // out of numbers (after billions of runs): start again from 1
+            for s in stamp.iter_mut().filter(|s| **s != EMITTED) {
+                *s = 0;
+            }
+            run_id = 0;
+        }
+        run_id += 1;
+        let id = run_id;
+        let c0 = c0 % 3;
+        if let Some(out) = out.as_deref_mut() {
             out.clear();
             out.extend_from_slice(&[
-                (start, c0 % 3),
-                (start, (c0 + 1) % 3),
-                (start, (c0 + 2) % 3),
+                (start, c0),
+                (start, NEXT.get(c0).copied().unwrap_or(0)),
+                (start, PREV.get(c0).copied().unwrap_or(0)),
             ]);
-            if let Some(u) = used.get_mut(start) {
-                *u = 2;
+        }
+        if let Some(s) = stamp.get_mut(start) {
+            *s = id;
+        }
+        let mut len = 3;
+        let (mut t, mut c) = (start, c0);
+        loop {
+            // strips turn left and right in turn, fans always the same way
+            let turn = usize::from(fan | (len % 2 == 0));
+            let Some(&link) = nb.get(t).and_then(|x| x.get(*TURN.get(turn)?.get(c)?)) else {
+                break;
+            };
+            let (j, e) = (link >> 2, link & 3);
+            match stamp.get_mut(j) {
+                Some(s) if *s < id => *s = id,
+                // emitted, already in this run, or no triangle ([`NO_LINK`] is past every one)
+                _ => break,
             }
-            let (mut t, mut c) = (start, c0 % 3);
-            loop {
-                // strips turn left and right in turn, fans always the same way
-                let step = if !fan && out.len() % 2 == 1 {
-                    NEXT
-                } else {
-                    PREV
-                };
-                let Some(&link) = nb.get(t).and_then(|x| x.get(step.get(c).copied()?)) else {
-                    break;
-                };
-                let (j, e) = (link >> 2, link & 3);
-                match used.get_mut(j) {
-                    Some(u) if *u == 0 => *u = 2,
-                    // a used triangle, or none ([`NO_LINK`] is past every triangle)
-                    _ => break,
-                }
+            if let Some(out) = out.as_deref_mut() {
                 out.push((j, PREV.get(e).copied().unwrap_or(0)));
-                t = j;
-                c = e;
             }
-            // Only the run's triangles were marked 2.
-            for &(t, _) in out.iter() {
-                if let Some(u) = used.get_mut(t) {
-                    *u = 0;
-                }
-            }
-        };
+            len += 1;
+            t = j;
+            c = e;
+        }
+        len
+    };
 
     // Step 5: greedy selection.
     // every triangle is emitted once: a count and three corners of four values at most
     let mut commands: Vec<i16> = Vec::with_capacity(n * 13 + 1);
     let mut runs = 0usize;
-    let mut peak: Vec<usize> = vec![n; n];
-    let mut r: Vec<(usize, usize)> = Vec::new();
+    // Per triangle, the longest run measured from it (runs only shrink as triangles are
+    // emitted, so one no longer than the best so far is skipped), 0 once emitted. Runs of more
+    // than `MAX_RUN` (127) corners are never taken, so 255 stands for any length above; a
+    // triangle not measured yet holds the mesh's triangle count.
+    let mut peak: Vec<u8> = vec![n.min(255) as u8; n];
     let mut best: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < n {
-        if used.get(i).is_some_and(|&u| u != 0) {
+        if peak.get(i).is_some_and(|&p| p == 0) {
             i += 1;
             continue;
         }
         best.clear();
         let mut best_fan = false;
         let mut k = i;
-        while k < n && best.len() < MAX_RUN {
-            if used.get(k).is_some_and(|&u| u != 0) || peak.get(k).is_some_and(|&p| p <= best.len())
-            {
-                k += 1;
-                continue;
+        while best.len() < MAX_RUN {
+            k = next_above(&peak, k, best.len() as u8);
+            if k >= n {
+                break;
             }
             let mut local_peak = 0;
             for fan in [false, true] {
                 for c in 0..3 {
-                    run(&mut used, &mut r, k, c, fan);
-                    if r.len() <= MAX_RUN && r.len() > best.len() {
-                        best.clear();
-                        best.extend_from_slice(&r);
+                    let len = run(&mut stamp, None, k, c, fan);
+                    if len <= MAX_RUN && len > best.len() {
+                        run(&mut stamp, Some(&mut best), k, c, fan);
                         best_fan = fan;
                     }
-                    local_peak = local_peak.max(r.len());
+                    local_peak = local_peak.max(len);
                 }
             }
             if let Some(p) = peak.get_mut(k) {
-                *p = local_peak;
+                *p = local_peak.min(255) as u8;
             }
             k += 1;
         }
         for &(t, _) in &best {
-            if let Some(u) = used.get_mut(t) {
-                *u = 1;
+            if let (Some(s), Some(p)) = (stamp.get_mut(t), peak.get_mut(t)) {
+                *s = EMITTED;
+                *p = 0;
             }
         }
         let len = best.len() as i16;
@@ -270,13 +289,38 @@ pub fn build_commands(tris: &[[StripCorner; 3]]) -> (Vec<i16>, usize) {
                     ]);
                 }
             }
-            if let Some(u) = used.get_mut(i) {
-                *u = 1;
+            if let (Some(s), Some(p)) = (stamp.get_mut(i), peak.get_mut(i)) {
+                *s = EMITTED;
+                *p = 0;
             }
         }
     }
     commands.push(0);
     (commands, runs)
+}
+
+/// The stamp of an emitted triangle (see `stamp` in [`build_commands`]).
+const EMITTED: u32 = u32::MAX;
+
+/// The first `k >= from` whose `peak` is above `floor` (`peak.len()` if none): sixteen at a
+/// time while none is, as most triangles are skipped (emitted, or measured shorter than the
+/// best run so far).
+fn next_above(peak: &[u8], from: usize, floor: u8) -> usize {
+    let mut k = from;
+    while let Some(chunk) = peak.get(k..k + 16) {
+        // the largest of sixteen: a few vector instructions, no branch per triangle
+        if chunk.iter().fold(0u8, |m, &p| m.max(p)) > floor {
+            break;
+        }
+        k += 16;
+    }
+    while let Some(&p) = peak.get(k) {
+        if p > floor {
+            return k;
+        }
+        k += 1;
+    }
+    peak.len().max(from)
 }
 
 /// Decodes a command list back into triangles of corners `(vert, norm, s, t)`, in the winding
@@ -476,6 +520,38 @@ mod tests {
         }
         commands.push(0);
         (commands, runs)
+    }
+
+    /// Meshes with runs past `MAX_RUN` and more than 255 triangles (the byte-sized peaks of
+    /// [`build_commands`]): a long band of quads, a wide fan, both shuffled in blocks.
+    #[test]
+    fn long_runs_give_the_same_commands_as_the_quadratic_scan() {
+        let corner = |k: i32| StripCorner {
+            vert: k,
+            norm: 0,
+            s: k % 7,
+            t: 0,
+            u: 0.0,
+            v: 0.0,
+        };
+        let mut tris: Vec<[StripCorner; 3]> = Vec::new();
+        // a band: vertices 2q (bottom) and 2q + 1 (top), two triangles per quad
+        for q in 0..200 {
+            let (a, b, c, d) = (2 * q, 2 * q + 1, 2 * q + 2, 2 * q + 3);
+            tris.push([corner(a), corner(c), corner(b)]);
+            tris.push([corner(b), corner(c), corner(d)]);
+        }
+        // a fan around vertex 10000
+        for q in 0..180 {
+            tris.push([corner(10000), corner(10001 + q), corner(10002 + q)]);
+        }
+        assert_eq!(build_commands(&tris), reference(&tris));
+        // the same triangles in another order
+        let mut mixed: Vec<[StripCorner; 3]> = Vec::new();
+        for block in tris.chunks(37).rev() {
+            mixed.extend(block.iter().rev());
+        }
+        assert_eq!(build_commands(&mixed), reference(&mixed));
     }
 
     #[test]

@@ -13,11 +13,11 @@ pub fn clip_angle(a: f32) -> f32 {
     // A non-finite value never leaves the loop in C; the IR holds finite values only, the guard
     // keeps this total anyway.
     let mut guard = 0;
-    while f64::from(v) >= PI && guard < 1_000_000 {
+    while at_or_above_pi(v) && guard < 1_000_000 {
         v = (f64::from(v) - PI * 2.0) as f32;
         guard += 1;
     }
-    while f64::from(v) < -PI && guard < 2_000_000 {
+    while below_minus_pi(v) && guard < 2_000_000 {
         v = (f64::from(v) + PI * 2.0) as f32;
         guard += 1;
     }
@@ -25,6 +25,9 @@ pub fn clip_angle(a: f32) -> f32 {
 }
 
 /// The one-step wrap of a rotation difference (`if (v >= Q_PI) v -= Q_PI*2; if (v < -Q_PI) …`).
+/// Compared in double, unlike [`clip_angle`]: with [`at_or_above_pi`] and [`below_minus_pi`]
+/// the compiler computed both wraps of every value in the range loop of `build_animation`
+/// and kept one (twice the instructions there).
 pub fn wrap_once(v: f32) -> f32 {
     let mut v = v;
     if f64::from(v) >= PI {
@@ -34,6 +37,21 @@ pub fn wrap_once(v: f32) -> f32 {
         v = (f64::from(v) + PI * 2.0) as f32;
     }
     v
+}
+
+/// C's `v >= Q_PI` for a float `v` (compared in double), as a float comparison: the float
+/// nearest π, `f32::consts::PI`, is above π and the float below it under π, so the floats at
+/// or above π are those at or above `f32::consts::PI` (no conversion to double per value).
+#[inline]
+fn at_or_above_pi(v: f32) -> bool {
+    v >= std::f32::consts::PI
+}
+
+/// C's `v < -Q_PI` for a float `v` (compared in double), as a float comparison: likewise the
+/// floats under −π are those at or below `-f32::consts::PI`.
+#[inline]
+fn below_minus_pi(v: f32) -> bool {
+    v <= -std::f32::consts::PI
 }
 
 /// Radians → the float degrees studiomdl hands to `AngleMatrix` (`rad * (180.0 / Q_PI)`).
@@ -123,6 +141,32 @@ mod tests {
         assert!(f64::from(clip_angle(pi)) >= -PI);
         assert_eq!(clip_angle(-4.0), (-4.0f64 + 2.0 * PI) as f32);
         assert_eq!(clip_angle(7.0), (7.0f64 - 2.0 * PI) as f32);
+    }
+
+    /// The float comparisons with ±π are C's comparisons in double: at the floats around ±π,
+    /// at ±0, ±infinity and NaN, and at every 997th float.
+    #[test]
+    fn pi_comparisons_match_double() {
+        let check = |v: f32| {
+            assert_eq!(at_or_above_pi(v), f64::from(v) >= PI, "{v:e}");
+            assert_eq!(below_minus_pi(v), f64::from(v) < -PI, "{v:e}");
+        };
+        for centre in [std::f32::consts::PI, -std::f32::consts::PI] {
+            let mut v = centre;
+            for _ in 0..8 {
+                v = v.next_down();
+            }
+            for _ in 0..16 {
+                check(v);
+                v = v.next_up();
+            }
+        }
+        for v in [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+            check(v);
+        }
+        for bits in (0..=u32::MAX).step_by(997) {
+            check(f32::from_bits(bits));
+        }
     }
 
     #[test]
