@@ -220,14 +220,30 @@ fn plain_numbers<const N: usize>(
         }
         let mut m: u64 = 0;
         let int_start = i;
-        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            i += 1;
+        // The usual value, one digit before the point (`-1.570796`), in one step.
+        let one_digit = match (b.get(i), b.get(i + 1)) {
+            (Some(&c), Some(b'.')) if c.is_ascii_digit() => b
+                .get(i + 2..i + 10)
+                .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                .and_then(|w| six_digits(u64::from_le_bytes(w)))
+                .map(|v| u64::from(c - b'0') * 1_000_000 + v),
+            _ => None,
+        };
+        let (mut digits, mut frac, point);
+        if let Some(v) = one_digit {
+            m = v;
+            i += 8;
+            (digits, frac, point) = (7, 6, true);
+        } else {
+            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                i += 1;
+            }
+            digits = i - int_start;
+            frac = 0;
+            point = b.get(i) == Some(&b'.');
         }
-        let mut digits = i - int_start;
-        let mut frac = 0usize;
-        let point = b.get(i) == Some(&b'.');
-        if point {
+        if point && one_digit.is_none() {
             i += 1;
             let six = b
                 .get(i..i + 8)
