@@ -599,7 +599,11 @@ impl Builder<'_> {
                 let size = job.bytes.len();
                 let p = parse_job(job);
                 let smd = p.smd.map(Arc::new);
-                publisher.publish(p.text.clone(), p.stamp, p.diags.clone(), smd.as_ref(), size);
+                // Another project reads a file on the disk again if it must show its lines
+                // (as this one does for a text it let go): only a text that cannot be read
+                // again is handed on, so that the table holds no copy of a text for the run.
+                let text = p.stamp.is_none().then(|| p.text.clone()).flatten();
+                publisher.publish(text, p.stamp, p.diags.clone(), smd.as_ref(), size);
                 self.keep_text(p.id, &p.path, p.text, p.stamp);
                 self.prefetched.insert(
                     p.path,

@@ -6,7 +6,8 @@
 //! corpus, 17 % of the SMD bytes the 35 QCs read are files another QC of the batch reads too).
 //! A project that parses a file publishes it here; another project that needs the same file
 //! (the same path as found) while the first still holds it takes that parse instead of
-//! parsing again: the lowered file, its diagnostics and its text if one was kept.
+//! parsing again: the lowered file and its diagnostics (a project shows the file's lines by
+//! reading it again, as it does for any text let go after parsing).
 //!
 //! - **No memory is held for later:** the table keeps a weak reference to each lowered file,
 //!   so a file lives only as long as some project uses it. A project that comes after every
@@ -32,8 +33,8 @@ use super::lower::SmdModel;
 pub struct SharedParse {
     /// The shared id the parse's spans and diagnostics carry.
     pub id: FileId,
-    /// The text, when the parse kept it (something was reported about it, or it has no
-    /// stamp to be read again by).
+    /// The text, when it has no stamp to be read again by (a file not on the disk) and the
+    /// parse kept it; a file on the disk is read again where its lines are shown.
     pub text: Option<String>,
     pub stamp: Option<FileStamp>,
     /// What parsing and lowering reported.

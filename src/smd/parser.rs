@@ -2165,7 +2165,11 @@ mod tests {
                         l.push('-');
                     }
                     // (one digit before the point half the time: the one-step case)
-                    let int = if next(2) == 0 { next(10) } else { next(100_000) };
+                    let int = if next(2) == 0 {
+                        next(10)
+                    } else {
+                        next(100_000)
+                    };
                     l.push_str(&int.to_string());
                     if t > 0 && next(4) != 0 {
                         l.push('.');
