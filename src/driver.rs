@@ -703,7 +703,7 @@ pub fn build_paths(
             .map(|mut d| {
                 for l in &mut d.labels {
                     // (a shared id becomes the project's place for the file first)
-                    l.at.file = FileId(sources.local(l.at.file).0 + offset);
+                    l.at.file = FileId(sources.local(l.at.file).0.saturating_add(offset));
                 }
                 d
             })
