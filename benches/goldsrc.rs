@@ -71,7 +71,7 @@ fn compile(qc: &Path) -> (usize, usize) {
         panic!("{}: not readable", qc.display());
     };
     let out = Path::new("/nonexistent-out");
-    let files = driver::compile_goldsrc(&spec, &RealFs, Some(out), &mut sources, &mut diags)
+    let files = driver::compile_goldsrc(&spec, &RealFs, Some(out), &mut sources, &mut diags, None)
         .unwrap_or_else(|| panic!("{} does not compile", qc.display()));
     let bytes = files.iter().map(|(_, b)| b.len()).sum::<usize>();
     std::hint::black_box(&files);

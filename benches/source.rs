@@ -291,8 +291,9 @@ fn compile_in_process(qc: &Path) -> Res<(Outputs, Vec<Diagnostic>)> {
         ));
     };
     let out = Path::new("/nonexistent-mdlc-bench-out");
-    let files = driver::compile_source(&spec, &RealFs, Some(out), &mut sources, &mut diags)
-        .ok_or_else(|| format!("{} does not compile{}", qc.display(), first_error(&diags)))?;
+    let files =
+        driver::compile_source(&spec, &RealFs, Some(out), &mut sources, &mut diags, None)
+            .ok_or_else(|| format!("{} does not compile{}", qc.display(), first_error(&diags)))?;
     Ok((files, diags))
 }
 

@@ -552,19 +552,10 @@ fn project_stem(project: &Path) -> String {
 /// Without `$modelname`, the model is named after the project file (`foo.qc` → `foo.mdl` in
 /// the header, group files `models\foo01.mdl`), as Valve's tool names it after the QC path
 /// it is given when run from the QC's folder; a warning says so.
-pub fn compile_goldsrc(
-    spec: &ProjectSpec,
-    fs: &dyn Fs,
-    out_dir: Option<&Path>,
-    sources: &mut Sources,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    compile_goldsrc_sharing(spec, fs, out_dir, sources, diags, None)
-}
-
-/// [`compile_goldsrc`] beside other projects: SMD files they parsed are taken from `shared`
+///
+/// Built beside other projects, SMD files they parsed are taken from `shared`
 /// ([`crate::ir::build::build_model_sharing`]).
-fn compile_goldsrc_sharing(
+pub fn compile_goldsrc(
     spec: &ProjectSpec,
     fs: &dyn Fs,
     out_dir: Option<&Path>,
@@ -639,18 +630,8 @@ fn header_name_differs(name: &crate::project::spec::Spanned<String>, diags: &mut
 
 /// Reads a project and compiles it for Source: `<base>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`
 /// and `.sw.vtx`, where `<base>` is [`output_path`]. `None` when an error was reported.
+/// `shared`: as for [`compile_goldsrc`].
 pub fn compile_source(
-    spec: &ProjectSpec,
-    fs: &dyn Fs,
-    out_dir: Option<&Path>,
-    sources: &mut Sources,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    compile_source_sharing(spec, fs, out_dir, sources, diags, None)
-}
-
-/// [`compile_source`] beside other projects (see [`compile_goldsrc_sharing`]).
-fn compile_source_sharing(
     spec: &ProjectSpec,
     fs: &dyn Fs,
     out_dir: Option<&Path>,
@@ -760,7 +741,7 @@ pub fn build_paths(
             return;
         };
         let files = match spec.target.target() {
-            Target::GoldSrc => compile_goldsrc_sharing(
+            Target::GoldSrc => compile_goldsrc(
                 &spec,
                 &fs,
                 out_dir,
@@ -768,7 +749,7 @@ pub fn build_paths(
                 &mut report.diagnostics,
                 shared,
             ),
-            Target::Source => compile_source_sharing(
+            Target::Source => compile_source(
                 &spec,
                 &fs,
                 out_dir,

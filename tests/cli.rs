@@ -329,6 +329,16 @@ fn build_of_several_projects_renders_each_projects_diagnostics() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// A reference SMD whose bone `spine` (line 4) hangs from a root named `root`: two files with
+/// roots of different case give `spine` different parents in a GoldSrc build (`E0403`).
+fn spine_reference(root: &str) -> String {
+    format!(
+        "version 1\nnodes\n0 \"{root}\" -1\n1 \"spine\" 0\nend\nskeleton\ntime 0\n\
+         0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\ntriangles\nskin.bmp\n\
+         1 0 0 0 0 0 1 0 0\n1 1 0 0 0 0 1 1 0\n1 0 1 0 0 0 1 0 1\nend\n"
+    )
+}
+
 /// SMD texts that parse cleanly are let go during the build and read again for a diagnostic a
 /// later stage gives: the lines of both files still show (GoldSrc `E0403`, two files giving a
 /// bone different parents).
@@ -337,15 +347,8 @@ fn a_later_diagnostic_shows_the_lines_of_files_parsed_without_one() {
     let tmp = std::env::temp_dir().join(format!("mdlc-cli-reread-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
-    let smd = |root: &str| {
-        format!(
-            "version 1\nnodes\n0 \"{root}\" -1\n1 \"spine\" 0\nend\nskeleton\ntime 0\n\
-             0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\ntriangles\nskin.bmp\n\
-             1 0 0 0 0 0 1 0 0\n1 1 0 0 0 0 1 1 0\n1 0 1 0 0 0 1 0 1\nend\n"
-        )
-    };
-    std::fs::write(tmp.join("ref1.smd"), smd("root")).unwrap();
-    std::fs::write(tmp.join("ref2.smd"), smd("ROOT")).unwrap();
+    std::fs::write(tmp.join("ref1.smd"), spine_reference("root")).unwrap();
+    std::fs::write(tmp.join("ref2.smd"), spine_reference("ROOT")).unwrap();
     std::fs::write(
         tmp.join("m.qc"),
         "$modelname \"m.mdl\"\n$cd \".\"\n$body body \"ref1\"\n$body arms \"ref2\"\n\
@@ -442,15 +445,8 @@ fn a_later_diagnostic_shows_the_lines_of_a_shared_file_in_each_project() {
     let _ = std::fs::remove_dir_all(&tmp);
     let shared = tmp.join("shared");
     std::fs::create_dir_all(&shared).unwrap();
-    let smd = |root: &str| {
-        format!(
-            "version 1\nnodes\n0 \"{root}\" -1\n1 \"spine\" 0\nend\nskeleton\ntime 0\n\
-             0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\ntriangles\nskin.bmp\n\
-             1 0 0 0 0 0 1 0 0\n1 1 0 0 0 0 1 1 0\n1 0 1 0 0 0 1 0 1\nend\n"
-        )
-    };
-    std::fs::write(shared.join("ref1.smd"), smd("root")).unwrap();
-    std::fs::write(shared.join("ref2.smd"), smd("ROOT")).unwrap();
+    std::fs::write(shared.join("ref1.smd"), spine_reference("root")).unwrap();
+    std::fs::write(shared.join("ref2.smd"), spine_reference("ROOT")).unwrap();
     let mut qcs = Vec::new();
     for name in ["a", "b", "c"] {
         std::fs::create_dir_all(tmp.join(name)).unwrap();

@@ -53,7 +53,7 @@ fn compile(qc: &Path) -> Compiled {
         &mut sources,
         &mut diags,
     )
-    .and_then(|spec| compile_goldsrc(&spec, &fs, None, &mut sources, &mut diags));
+    .and_then(|spec| compile_goldsrc(&spec, &fs, None, &mut sources, &mut diags, None));
     Compiled {
         files,
         diags,

@@ -57,7 +57,7 @@ fn spec_of(qc: &Path) -> ProjectSpec {
 fn build(qc: &Path) -> Vec<(String, Vec<u8>)> {
     let (spec, mut sources, mut diags) = read(qc);
     let files =
-        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags));
+        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags, None));
     let errors = errors(&sources, &diags);
     let files = files.unwrap_or_else(|| panic!("no output:\n{errors}"));
     files
@@ -275,8 +275,8 @@ type Files = Vec<(PathBuf, Vec<u8>)>;
 /// the diagnostics.
 fn build_in(qc: &Path, out_dir: Option<&Path>) -> (Option<Files>, Vec<String>) {
     let (spec, mut sources, mut diags) = read(qc);
-    let files =
-        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, out_dir, &mut sources, &mut diags));
+    let files = spec
+        .and_then(|spec| compile_goldsrc(&spec, &RealFs, out_dir, &mut sources, &mut diags, None));
     let codes = diags.iter().map(|d| d.code.as_str().to_string()).collect();
     (files, codes)
 }
@@ -604,7 +604,7 @@ fn frames_at_negative_times_are_not_read() {
 fn a_frame_range_past_the_file_names_the_frames_goldsrc_keeps() {
     let (spec, mut sources, mut diags) = read(&fixture("negative_time/range.qc"));
     let files =
-        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags));
+        spec.and_then(|spec| compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags, None));
     let files = files.expect("the model builds");
     let clamped: Vec<&Diagnostic> = diags
         .iter()

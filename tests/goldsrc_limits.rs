@@ -82,8 +82,8 @@ fn build_for(dir: &Path, qc: &str, text: &str, target: Target) -> Built {
         &mut diags,
     );
     let files = spec.and_then(|spec| match target {
-        Target::GoldSrc => compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags),
-        Target::Source => compile_source(&spec, &RealFs, None, &mut sources, &mut diags),
+        Target::GoldSrc => compile_goldsrc(&spec, &RealFs, None, &mut sources, &mut diags, None),
+        Target::Source => compile_source(&spec, &RealFs, None, &mut sources, &mut diags, None),
     });
     let found = diags
         .iter()

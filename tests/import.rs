@@ -259,8 +259,9 @@ fn goldsrc_models_built_from_imported_toml_equal_valves_files() {
             &mut diags,
         )
         .unwrap();
-        let files = driver::compile_goldsrc(&spec, &RealFs, Some(&tmp), &mut sources, &mut diags)
-            .unwrap_or_else(|| panic!("{} does not build from TOML: {diags:?}", qc.display()));
+        let files =
+            driver::compile_goldsrc(&spec, &RealFs, Some(&tmp), &mut sources, &mut diags, None)
+                .unwrap_or_else(|| panic!("{} does not build from TOML: {diags:?}", qc.display()));
         let (_, main) = files
             .iter()
             .find(|(p, _)| {

@@ -285,7 +285,7 @@ fn inspect_finishes_on_a_parent_cycle() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("parent_cycle");
     let _ = std::fs::remove_dir_all(&dir);
     let files =
-        driver::compile_source(&spec, &RealFs, Some(&dir), &mut sources, &mut diags).unwrap();
+        driver::compile_source(&spec, &RealFs, Some(&dir), &mut sources, &mut diags, None).unwrap();
     driver::write_outputs(&files).unwrap();
     let mdl_path = files
         .iter()

@@ -579,15 +579,7 @@ impl Builder<'_> {
             Claim::Ready(p) => {
                 let place = self.sources.add(path.display().to_string(), String::new());
                 self.sources.share(place, p.id);
-                self.keep_text(p.id, path, p.text, p.stamp);
-                self.prefetched.insert(
-                    path.to_path_buf(),
-                    Prefetched::Read {
-                        id: p.id,
-                        diags: p.diags,
-                        smd: p.smd,
-                    },
-                );
+                self.keep(path.to_path_buf(), p.id, p.text, p.stamp, p.diags, p.smd);
             }
             Claim::Mine(publisher) => {
                 // (unreadable: recorded as such; the dropped publisher frees the file)
@@ -604,47 +596,36 @@ impl Builder<'_> {
                 // again is handed on, so that the table holds no copy of a text for the run.
                 let text = p.stamp.is_none().then(|| p.text.clone()).flatten();
                 publisher.publish(text, p.stamp, p.diags.clone(), smd.as_ref(), size);
-                self.keep_text(p.id, &p.path, p.text, p.stamp);
-                self.prefetched.insert(
-                    p.path,
-                    Prefetched::Read {
-                        id: p.id,
-                        diags: p.diags,
-                        smd,
-                    },
-                );
+                self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd);
             }
         }
     }
 
-    /// Keeps a parsed file's text in `sources`, or only the means to read it again.
-    fn keep_text(
+    /// Keeps a parsed file for [`Self::load_new`]: its text in `sources` (or only the means
+    /// to read it again), its diagnostics and the lowered file.
+    fn keep(
         &mut self,
+        path: PathBuf,
         id: FileId,
-        path: &Path,
         text: Option<String>,
         stamp: Option<FileStamp>,
+        diags: Vec<Diagnostic>,
+        smd: Option<Arc<SmdModel>>,
     ) {
         match (text, stamp) {
             (Some(text), _) => self.sources.set_text(id, text),
-            (None, Some(stamp)) => self.sources.evict(id, path.to_path_buf(), stamp),
+            (None, Some(stamp)) => self.sources.evict(id, path.clone(), stamp),
             (None, None) => {}
         }
+        self.prefetched
+            .insert(path, Prefetched::Read { id, diags, smd });
     }
 
-    /// Keeps a parsed file for [`Self::load_new`]: its text, or only the means to read it again,
-    /// and the lowered file (copied by this thread when `copy`, see [`Self::prefetch`]).
+    /// [`Self::keep`] for a file parsed here (the lowered file copied by this thread when
+    /// `copy`, see [`Self::prefetch`]).
     fn install(&mut self, p: Parsed, copy: bool) {
-        self.keep_text(p.id, &p.path, p.text, p.stamp);
         let smd = p.smd.map(|m| Arc::new(if copy { m.clone() } else { m }));
-        self.prefetched.insert(
-            p.path,
-            Prefetched::Read {
-                id: p.id,
-                diags: p.diags,
-                smd,
-            },
-        );
+        self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd);
     }
 
     /// Reads one file for [`Self::prefetch`]: its place in `sources` (a placeholder until it is

@@ -719,7 +719,7 @@ pub(super) mod tests {
                 continue;
             };
             let out = std::path::Path::new("/nonexistent-out");
-            if driver::compile_goldsrc(&spec, &RealFs, Some(out), &mut sources, &mut diags)
+            if driver::compile_goldsrc(&spec, &RealFs, Some(out), &mut sources, &mut diags, None)
                 .is_some()
             {
                 compiled += 1;
