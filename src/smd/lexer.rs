@@ -322,45 +322,26 @@ pub fn parse_f32(s: &str) -> Option<f32> {
 pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f32> {
     // At most 18 digits cannot overflow the u64.
     if digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
-        let x = scaled(m, frac)?;
+        // `m` is an exact double; times the double nearest 10^-frac it is within 2 ulp of the
+        // exact value (relative error < 2^-52), a multiplication instead of a slow division.
+        // Rounding it to f32 gives the correctly rounded result unless it lies within a few ulp
+        // of a point halfway between two f32s; there, one exact division decides (and if that
+        // double is itself exactly halfway, the standard parser does).
+        let mut x = m as f64 * NEG_POW10_F64[frac];
+        let low = |x: f64| x.to_bits() & ((1 << 29) - 1);
+        if low(x).abs_diff(1 << 28) <= 8 {
+            x = m as f64 / POW10_F64[frac];
+            // (only a double this close can be exactly halfway)
+            if low(x) == 1 << 28 {
+                return None;
+            }
+        }
         if x == 0.0 || (x >= f32::MIN_POSITIVE as f64 && x <= f32::MAX as f64) {
             let v = x as f32;
             return Some(if neg { -v } else { v });
         }
     }
     None
-}
-
-/// [`decimal`] for `±m` millionths with `m` below 10^7 (one digit, a point, six digits, the
-/// SMD parser's one-step value): `m` is an exact double and the value a normal `f32` or zero,
-/// so only the rounding needs care.
-#[inline]
-pub(crate) fn millionths(neg: bool, m: u64) -> Option<f32> {
-    debug_assert!(m < 10_000_000);
-    let v = scaled(m, 6)? as f32;
-    Some(if neg { -v } else { v })
-}
-
-/// `m / 10^frac` as a double that rounds to the `f32` nearest the exact value, for `m` an
-/// exact double (below 2^53) and `frac` below 23; `None` when the standard parser must decide.
-///
-/// `m` times the double nearest 10^-frac is within 2 ulp of the exact value (relative error
-/// < 2^-52), a multiplication instead of a slow division. Rounding it to f32 gives the
-/// correctly rounded result unless it lies within a few ulp of a point halfway between two
-/// f32s; there, one exact division decides (and if that double is itself exactly halfway,
-/// the standard parser does).
-#[inline(always)]
-fn scaled(m: u64, frac: usize) -> Option<f64> {
-    let mut x = m as f64 * NEG_POW10_F64.get(frac)?;
-    let low = |x: f64| x.to_bits() & ((1 << 29) - 1);
-    if low(x).abs_diff(1 << 28) <= 8 {
-        x = m as f64 / POW10_F64.get(frac)?;
-        // (only a double this close can be exactly halfway)
-        if low(x) == 1 << 28 {
-            return None;
-        }
-    }
-    Some(x)
 }
 
 /// A whole token read as a number in one pass, exactly as [`number_kind`] then [`parse_f32`]

@@ -266,11 +266,7 @@ fn plain_numbers<const N: usize>(
         let plain = digits > 0 && (i >= end || b.get(i).is_none_or(|&c| is_blank(c)));
         let (kind, value) = if plain {
             let kind = if point { Token::Float } else { Token::Int };
-            let value = match one_digit {
-                Some(_) => lexer::millionths(neg, m),
-                None => lexer::decimal(neg, m, digits, frac),
-            };
-            (kind, value)
+            (kind, lexer::decimal(neg, m, digits, frac))
         } else {
             // Anything else: the whole token (up to the next blank), read the general way.
             while i < end && b.get(i).is_some_and(|&c| !is_blank(c)) {
