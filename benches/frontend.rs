@@ -15,6 +15,8 @@ use std::time::Instant;
 use mdlc::diag::{FileId, Sources};
 use mdlc::{driver, smd};
 
+mod common;
+
 /// Deterministic xorshift generator: the same input every run.
 struct Rng(u64);
 
@@ -172,28 +174,12 @@ fn run(name: &str, text: &str, what: &str, runs: usize) {
     );
 }
 
-/// Every `.smd` under `dir`, sorted.
-fn smd_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            smd_files(&p, out);
-        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("smd")) {
-            out.push(p);
-        }
-    }
-}
-
 /// Parses and lowers every SMD of the Half-Life corpus, one file after another on one core.
 fn corpus(runs: usize) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/corpus/goldsrc-hl1/modelsrc");
     let mut paths = Vec::new();
-    smd_files(&dir, &mut paths);
+    common::files_under(&dir, Some("smd"), &mut paths);
     let texts: Vec<String> = paths
         .iter()
         .filter_map(|p| std::fs::read(p).ok())

@@ -37,20 +37,7 @@ use mdlc::diag::{FileId, Sources};
 use mdlc::driver::{self, InputKind};
 use mdlc::project::files::RealFs;
 
-fn qcs(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            qcs(&p, out);
-        } else if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("qc")) {
-            out.push(p);
-        }
-    }
-}
+mod common;
 
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -144,7 +131,7 @@ fn main() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/goldsrc-hl1");
     let root = corpus.join("modelsrc/models");
     let mut files = Vec::new();
-    qcs(&root, &mut files);
+    common::files_under(&root, Some("qc"), &mut files);
     if files.is_empty() {
         eprintln!("no QC under {}: ../shared is needed", root.display());
         return;

@@ -46,6 +46,8 @@ use mdlc::formats::source::animcodec::{
 use mdlc::formats::source::read::{self, ChainRecord, Mdl, Vtx};
 use mdlc::project::files::RealFs;
 
+mod common;
+
 type Res<T> = Result<T, String>;
 /// Compiled files: (path, bytes).
 type Outputs = Vec<(PathBuf, Vec<u8>)>;
@@ -446,21 +448,6 @@ fn run_cli(o: &Opts, qc: &Path, out: &Path) -> Res<CliRun> {
     })
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            files_under(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
 /// Sections 1, 2 and 4: in-process and CLI time and peak memory of one QC.
 fn measure_compile(o: &Opts, qc: &Path) -> Res<()> {
     println!(
@@ -495,7 +482,7 @@ fn measure_compile(o: &Opts, qc: &Path) -> Res<()> {
         stderr = r.stderr;
     }
     let mut written = Vec::new();
-    files_under(&out, &mut written);
+    common::files_under(&out, None, &mut written);
     let bytes: u64 = written
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -740,7 +727,7 @@ fn valve_pairs(corpus: &Path) -> Vec<(String, PathBuf, PathBuf)> {
             continue;
         }
         let mut files = Vec::new();
-        files_under(&d, &mut files);
+        common::files_under(&d, None, &mut files);
         let ends = |p: &Path, s: &str| p.to_string_lossy().to_ascii_lowercase().ends_with(s);
         let qc = files.iter().find(|p| ends(p, ".qc"));
         let vtx = files.iter().find(|p| ends(p, ".dx90.vtx"));

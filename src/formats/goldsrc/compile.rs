@@ -569,33 +569,23 @@ fn check_limits(model: &Model, gs: &GsModel, diags: &mut Vec<Diagnostic>) {
             );
         }
     }
-    for mesh in &model.meshes {
-        if mesh.file_bones.len() > MAX_SRC_BONES {
-            limit(
-                Some(mesh.span),
-                format!(
-                    "too many bones in `{}`: {}",
-                    mesh.name,
-                    mesh.file_bones.len()
-                ),
-                MAX_SRC_BONES,
-                "Valve's studiomdl overflows its array of an SMD's nodes beyond",
-            );
-        }
-    }
-    for a in &model.animations {
-        if a.file_bones.len() > MAX_SRC_BONES {
-            limit(
-                Some(a.span),
-                format!(
-                    "too many bones in `{}`: {}",
-                    a.path.display(),
-                    a.file_bones.len()
-                ),
-                MAX_SRC_BONES,
-                "Valve's studiomdl overflows its array of an SMD's nodes beyond",
-            );
-        }
+    // Each mesh's and each animation's SMD nodes (named only when over).
+    let over = |n: usize| n > MAX_SRC_BONES;
+    let too_many = (model.meshes.iter())
+        .filter(|m| over(m.file_bones.len()))
+        .map(|m| (m.span, m.name.clone(), m.file_bones.len()))
+        .chain(
+            (model.animations.iter())
+                .filter(|a| over(a.file_bones.len()))
+                .map(|a| (a.span, a.path.display().to_string(), a.file_bones.len())),
+        );
+    for (span, name, bones) in too_many {
+        limit(
+            Some(span),
+            format!("too many bones in `{name}`: {bones}"),
+            MAX_SRC_BONES,
+            "Valve's studiomdl overflows its array of an SMD's nodes beyond",
+        );
     }
     let counted: [(&str, usize, Option<FileSpan>); 3] = [
         (
