@@ -64,6 +64,40 @@ pub struct FileSpan {
     pub span: Span,
 }
 
+/// Where an item of a project was written. Spans never take part in equality: two project
+/// items are equal when they say the same thing, whichever file and format said it (the
+/// import-qc round trip relies on it).
+#[derive(Clone, Copy, Debug)]
+pub struct Loc(pub FileSpan);
+
+impl PartialEq for Loc {
+    fn eq(&self, _: &Loc) -> bool {
+        true
+    }
+}
+
+impl Loc {
+    pub fn span(self) -> FileSpan {
+        self.0
+    }
+}
+
+/// A value with the span of the text it came from (in a QC or TOML file).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Loc,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, span: FileSpan) -> Self {
+        Spanned {
+            value,
+            span: Loc(span),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
     Note,

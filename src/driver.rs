@@ -771,7 +771,7 @@ pub fn build_paths(
     // cgroup files).
     let threads = match paths.len() {
         0 | 1 => 1,
-        n => crate::ir::build::cores().min(n),
+        n => crate::threads::cores().min(n),
     };
     if threads <= 1 {
         let mut build = Build::default();
@@ -788,7 +788,7 @@ pub fn build_paths(
     // Projects built side by side share the SMD files they both read (parsed once).
     let shared = SharedSmds::default();
     let work = || {
-        let _worker = crate::ir::build::ProjectWorker::enter();
+        let _worker = crate::threads::ProjectWorker::enter();
         let mut done = Vec::new();
         loop {
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -26,3 +26,4 @@ pub mod project;
 pub mod qc;
 pub mod smd;
 pub mod suggest;
+pub mod threads;

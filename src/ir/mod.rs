@@ -16,6 +16,7 @@ pub mod mesh;
 pub mod model;
 pub mod shared;
 pub mod skeleton;
+pub mod written;
 
 pub use anim::{Animation, FillRule, Pose, VertexAnimation};
 pub use build::build_model;

@@ -26,9 +26,9 @@
 
 use std::path::PathBuf;
 
-use crate::diag::{FileId, FileSpan};
-use crate::project::spec::{AnimCommand, Blend, Event, MotionFlag, Spanned, Transition};
-use crate::project::Target;
+use crate::diag::{FileId, FileSpan, Spanned};
+
+use super::written::{AnimCommand, Blend, Event, MotionFlag, Target, Transition};
 
 use super::anim::Pose;
 use super::mesh::Mesh;
@@ -95,7 +95,7 @@ pub struct Model {
 
     pub animations: Vec<Anim>,
     pub sequences: Vec<Seq>,
-    pub pose_parameters: Vec<crate::project::spec::PoseParameter>,
+    pub pose_parameters: Vec<super::written::PoseParameter>,
     pub weight_lists: Vec<WeightList>,
     pub sequence_groups: Vec<Spanned<String>>,
     pub sequence_group_size: Option<Spanned<i32>>,
@@ -389,7 +389,7 @@ pub struct Seq {
     pub animations: Vec<AnimId>,
     pub blend_width: usize,
     pub blends: Vec<Blend>,
-    pub activity: Option<crate::project::spec::Activity>,
+    pub activity: Option<super::written::Activity>,
     pub events: Vec<Event>,
     pub pivots: Vec<[i32; 3]>,
     pub node: Option<Spanned<String>>,

@@ -256,7 +256,7 @@ pub fn build_animation(
     let threads = if work < PARALLEL_ENCODE_WORK {
         1
     } else {
-        crate::ir::build::spare_threads(prepared.len())
+        crate::threads::spare_threads(prepared.len())
     };
     let mut found: Vec<(usize, Diagnostic)> = Vec::new();
     if threads <= 1 {
@@ -797,7 +797,7 @@ fn prepare_sequence(
 /// `node n` (entry = exit = n) or `transition`/`rtransition entry exit`, checked against the
 /// transition table's range.
 fn node_numbers(seq: &Seq, diags: &mut Vec<Diagnostic>) -> (i32, i32, bool) {
-    let mut check = |s: &crate::project::spec::Spanned<String>, needs_node: bool| -> i32 {
+    let mut check = |s: &crate::diag::Spanned<String>, needs_node: bool| -> i32 {
         let v = tables::atoi(&s.value);
         let ok = v.is_some_and(|v| (0..=MAX_NODE).contains(&v) && (!needs_node || v > 0));
         if !ok {

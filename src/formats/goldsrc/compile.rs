@@ -117,7 +117,7 @@ fn cut(s: &str, n: usize) -> String {
 /// The motion type bit of a controller axis (`goldsrc.md` §4.4, §5), or `None` for a type
 /// Valve's writer rejects.
 fn controller_type(axis: &str) -> Option<i32> {
-    crate::project::spec::motion_bit(axis).filter(|&b| b <= 0x20)
+    crate::ir::written::motion_bit(axis).filter(|&b| b <= 0x20)
 }
 
 /// Compiles the model for GoldSrc. Returns `None` when an error was reported here or by a stage

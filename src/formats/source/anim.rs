@@ -6,7 +6,7 @@
 use crate::diag::FileSpan;
 use crate::diag::{Code, Diagnostic};
 use crate::ir::model::{Anim, Model, Seq};
-use crate::project::spec::motion_bit;
+use crate::ir::written::motion_bit;
 
 use super::animcodec::{self, AnimInput, BoneBase, Encoded, LocalPose};
 use super::math::{self, Aabb, M34};
@@ -979,7 +979,7 @@ fn find_anim(model: &Model, name: &str, count: usize) -> Option<usize> {
         .filter(|&r| r < count)
 }
 
-fn unknown_anim(model: &Model, name: &crate::project::spec::Spanned<String>) -> Diagnostic {
+fn unknown_anim(model: &Model, name: &crate::diag::Spanned<String>) -> Diagnostic {
     unknown_name(
         "animation",
         &name.value,

@@ -1,0 +1,98 @@
+//! The parts of a project the IR keeps as the project wrote them (names, motion flags, event
+//! options, pose parameters) and the target engine: the vocabulary both the project front ends
+//! and the back ends speak. The front ends (`crate::project`) make these values; the IR carries
+//! them to the back ends unchanged.
+
+use crate::diag::Spanned;
+
+/// The engine a model is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Half-Life 1: MDL v10 (`goldsrc.md`).
+    GoldSrc,
+    /// Source: MDL v48 + VVD + VTX (`source-geometry.md`).
+    Source,
+}
+
+impl Target {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::GoldSrc => "goldsrc",
+            Target::Source => "source",
+        }
+    }
+}
+
+/// A motion axis or extraction flag (`X`, `YR`, `LX`, `LXR`, `AX`, `LM`, `LQ`, …), upper case.
+pub type MotionFlag = Spanned<String>;
+
+/// The `STUDIO_*` bit of a motion word (`X` … `ZR`, `LX` … `LZR`, `LM` linear, `LQ` quadratic;
+/// any case), shared by both engines' formats (`goldsrc.md` §4.4, `source-animation.md` §3.3).
+pub fn motion_bit(word: &str) -> Option<i32> {
+    Some(match word.to_ascii_uppercase().as_str() {
+        "X" => 0x1,
+        "Y" => 0x2,
+        "Z" => 0x4,
+        "XR" => 0x8,
+        "YR" => 0x10,
+        "ZR" => 0x20,
+        "LX" => 0x40,
+        "LY" => 0x80,
+        "LZ" => 0x100,
+        "LXR" => 0x200,
+        "LYR" => 0x400,
+        "LZR" => 0x800,
+        "LM" => 0x1000,
+        "LQ" => 0x2000,
+        _ => return None,
+    })
+}
+
+/// An order-dependent animation command, kept as written: `subtract idle 0` is
+/// `{ keyword: "subtract", args: ["idle", "0"] }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnimCommand {
+    pub keyword: Spanned<String>,
+    pub args: Vec<Spanned<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blend {
+    pub param: Spanned<String>,
+    pub min: f32,
+    pub max: f32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Activity {
+    /// `ACT_…` as written (Source resolves names at run time; GoldSrc maps them to numbers,
+    /// `goldsrc.md` §6.4).
+    pub name: Spanned<String>,
+    pub weight: i32,
+}
+
+/// `event id frame [options]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// A number (`1004`) or a name (`AE_CL_PLAYSOUND`), as written.
+    pub id: Spanned<String>,
+    pub frame: i32,
+    pub options: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub entry: Spanned<String>,
+    pub exit: Spanned<String>,
+    pub reversible: bool,
+}
+
+/// `$poseparameter name min max [wrap] [loop v]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseParameter {
+    pub name: Spanned<String>,
+    pub min: f32,
+    pub max: f32,
+    pub wrap: bool,
+    pub loop_range: Option<f32>,
+}
