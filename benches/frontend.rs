@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use mdlc::diag::{FileId, Sources};
-use mdlc::{driver, smd};
+use mdlc::smd;
 
 mod common;
 
@@ -156,7 +156,7 @@ fn run(name: &str, text: &str, what: &str, runs: usize) {
             !diags.iter().any(|d| d.is_error()),
             "generated input has errors"
         );
-        let model = mdlc::ir::lower_smd(&parsed.smd, FileId(0), &mut diags);
+        let model = mdlc::smd::lower_smd(&parsed.smd, FileId(0), &mut diags);
         let secs = t.elapsed().as_secs_f64();
         extra = extra.max(peak_rss().saturating_sub(base));
         std::hint::black_box(&model);
@@ -201,7 +201,7 @@ fn corpus(runs: usize) {
             let parsed = smd::parse(text, FileId(0));
             parse += p.elapsed().as_secs_f64();
             let mut diags = parsed.diagnostics;
-            let model = mdlc::ir::lower_smd(&parsed.smd, FileId(0), &mut diags);
+            let model = mdlc::smd::lower_smd(&parsed.smd, FileId(0), &mut diags);
             std::hint::black_box(&model);
         }
         best = best.min(t.elapsed().as_secs_f64());
@@ -244,7 +244,7 @@ fn main() {
     let t = Instant::now();
     let mut sources = Sources::new();
     let mut d = Vec::new();
-    let (id, ok) = driver::add_text(&mut sources, "ref.smd", r.clone().into_bytes(), &mut d);
+    let (id, ok) = mdlc::load::add_text(&mut sources, "ref.smd", r.clone().into_bytes(), &mut d);
     assert!(ok);
     let check = t.elapsed().as_secs_f64();
     println!(

@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use mdlc::diag::{FileId, Sources};
 use mdlc::driver::{self, InputKind};
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 
 mod common;
 

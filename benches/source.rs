@@ -44,7 +44,7 @@ use mdlc::formats::source::animcodec::{
     ANIM_ANIMPOS, ANIM_ANIMROT, ANIM_RAWPOS, ANIM_RAWROT, ANIM_RAWROT2,
 };
 use mdlc::formats::source::read::{self, ChainRecord, Mdl, Vtx};
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 
 mod common;
 

@@ -6,15 +6,14 @@
 //! violated check panics, which is what a fuzzer looks for.
 
 use crate::diag::{self, Sources};
-use crate::driver;
 
 /// SMD front end: text check, parse, lower, render every diagnostic both ways.
 pub fn smd(data: &[u8]) {
     let mut sources = Sources::new();
     let mut diags = Vec::new();
-    let (id, ok) = driver::add_text(&mut sources, "fuzz.smd", data.to_vec(), &mut diags);
+    let (id, ok) = crate::load::add_text(&mut sources, "fuzz.smd", data.to_vec(), &mut diags);
     if ok {
-        driver::check_smd(&sources, id, &mut diags);
+        crate::load::check_smd(&sources, id, &mut diags);
     }
     check_diagnostics(&sources, &diags);
     let text = sources.text(id);
@@ -57,7 +56,7 @@ fn check_diagnostics(sources: &Sources, diags: &[crate::diag::Diagnostic]) {
 /// QC front end and model building: `data` is `main.qc` in an in-memory tree that also holds a
 /// small valid SMD (`ref.smd`) and an include (`inc.qci`), so mutations can reach every stage.
 pub fn qc(data: &[u8]) {
-    use crate::project::files::MemFs;
+    use crate::load::fs::MemFs;
     let mut fs = MemFs::new();
     fs.add("p/main.qc", data.to_vec());
     fs.add("p/inc.qci", b"$sequence inc ref\n".to_vec());
@@ -77,7 +76,7 @@ pub fn qc(data: &[u8]) {
 /// compiled by both back ends: for mutating a QC and its SMDs together. Returns whether the
 /// Source build produced files.
 pub fn project(files: &[(String, Vec<u8>)]) -> bool {
-    use crate::project::files::MemFs;
+    use crate::load::fs::MemFs;
     let mut fs = MemFs::new();
     for (name, bytes) in files {
         fs.add(format!("p/{name}"), bytes.clone());
@@ -99,7 +98,7 @@ pub fn project(files: &[(String, Vec<u8>)]) -> bool {
 /// must read back with every invariant holding, and their diagnostics join `diags`.
 fn compile_both(
     model: &crate::ir::model::Model,
-    fs: &dyn crate::project::files::Fs,
+    fs: &dyn crate::load::fs::Fs,
     sources: &mut Sources,
     diags: &mut Vec<crate::diag::Diagnostic>,
 ) -> bool {
@@ -112,7 +111,7 @@ fn compile_both(
     let mut built = false;
     if let Some(files) = crate::formats::source::compile(&source, &mut scratch) {
         built = true;
-        let mut mem = crate::project::files::MemFs::new();
+        let mut mem = crate::load::fs::MemFs::new();
         let mut mdl = None;
         for (name, bytes) in files {
             let path = std::path::Path::new("out").join(format!("m{name}"));
@@ -139,13 +138,13 @@ fn compile_both(
 
 /// TOML front end and model building, like [`qc`].
 pub fn toml(data: &[u8]) {
-    use crate::project::files::MemFs;
+    use crate::load::fs::MemFs;
     let mut fs = MemFs::new();
     fs.add("p/ref.smd", SMALL_SMD.as_bytes().to_vec());
     let mut sources = Sources::new();
     let mut diags = Vec::new();
     let path = std::path::Path::new("p/model.toml");
-    let (id, ok) = driver::add_text(&mut sources, "p/model.toml", data.to_vec(), &mut diags);
+    let (id, ok) = crate::load::add_text(&mut sources, "p/model.toml", data.to_vec(), &mut diags);
     if ok {
         if let Some(spec) = crate::project::toml::parse_toml(path, id, &sources, None, &mut diags) {
             crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags);

@@ -22,6 +22,7 @@ pub mod driver;
 pub mod formats;
 pub mod fuzzing;
 pub mod ir;
+pub mod load;
 pub mod project;
 pub mod qc;
 pub mod smd;

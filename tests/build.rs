@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use mdlc::diag::{Diagnostic, FileId, FileSpan, Sources, Span};
 use mdlc::ir::model::{AnimId, BodyOption, MaterialId, MeshId, Model};
 use mdlc::ir::{build_model, BoneId, Pose};
-use mdlc::project::files::MemFs;
+use mdlc::load::fs::MemFs;
 use mdlc::project::spec::{
     self, Attachment, BodyModel, BodyOption as SpecOption, BodyPart, DefineBone, FileRef, Lod,
     ProjectSpec, ReplaceModel, Sequence, Spanned, Target, TargetChoice, TextureGroup,
@@ -771,7 +771,7 @@ fn qc_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
 
 /// Tokenizes, parses and builds one QC from disk.
 fn build_qc(qc: &std::path::Path) -> (Option<Model>, Vec<Diagnostic>, Sources) {
-    let fs = mdlc::project::files::RealFs;
+    let fs = mdlc::load::fs::RealFs;
     let mut sources = Sources::new();
     let mut diags = Vec::new();
     let toks = mdlc::qc::tokens::tokenize(qc, &fs, &mut sources, &mut diags);

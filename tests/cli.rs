@@ -370,7 +370,7 @@ fn a_later_diagnostic_shows_the_lines_of_files_parsed_without_one() {
 }
 
 /// Projects of one run that read the same SMD files share one parse of each
-/// (`mdlc::ir::shared`): whichever project parsed a file, each project reports that file's
+/// (`mdlc::load::shared`): whichever project parsed a file, each project reports that file's
 /// warning at its own line and column with its source line, and writes the same bytes as when
 /// it is built alone. Six projects on the run's threads, so that files are taken while another
 /// project parses them, while another holds them, and after.

@@ -6,7 +6,6 @@ mod common;
 use common::{corpus_dir, files_with_ext};
 
 use mdlc::diag::{render_plain, Sources};
-use mdlc::driver;
 
 #[test]
 fn every_corpus_smd_and_vta_passes_check() {
@@ -24,14 +23,14 @@ fn every_corpus_smd_and_vta_passes_check() {
     for path in &files {
         let mut sources = Sources::new();
         let mut diags = Vec::new();
-        let (id, ok) = driver::add_text(
+        let (id, ok) = mdlc::load::add_text(
             &mut sources,
             &path.display().to_string(),
             std::fs::read(path).unwrap(),
             &mut diags,
         );
         let model = if ok {
-            driver::check_smd(&sources, id, &mut diags)
+            mdlc::load::check_smd(&sources, id, &mut diags)
         } else {
             None
         };
@@ -80,14 +79,14 @@ fn male06_vta_shapes_match_the_catalogue() {
         .expect("male_06 has a VTA");
     let mut sources = Sources::new();
     let mut diags = Vec::new();
-    let (id, ok) = driver::add_text(
+    let (id, ok) = mdlc::load::add_text(
         &mut sources,
         "male06.vta",
         std::fs::read(vta).unwrap(),
         &mut diags,
     );
     assert!(ok);
-    let model = driver::check_smd(&sources, id, &mut diags).expect("no error");
+    let model = mdlc::load::check_smd(&sources, id, &mut diags).expect("no error");
     let shapes = &model.flex.expect("vertexanimation").shapes;
     let counts: Vec<usize> = shapes.iter().take(5).map(|s| s.vertices.len()).collect();
     assert_eq!(counts, [14_112, 396, 464, 557, 337]);

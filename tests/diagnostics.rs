@@ -5,8 +5,8 @@
 //!   `// expect: E0110 line 7, E0143 line 12` (1-based line of each primary span). A fixture that
 //!   cannot hold a comment (binary, empty) has the line in a sidecar `NAME.expect` instead.
 //!
-//! Every fixture is checked exactly as `mdlc check` does it (`driver::add_text` then
-//! `driver::check_lone_smd`), and its plain and JSON renderings are snapshots in `tests/snapshots/`.
+//! Every fixture is checked exactly as `mdlc check` does it (`mdlc::load::add_text` then
+//! `mdlc::load::check_lone_smd`), and its plain and JSON renderings are snapshots in `tests/snapshots/`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use mdlc::diag::{self, Code, Diagnostic, Severity, Sources};
-use mdlc::driver;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -53,9 +52,9 @@ fn check(path: &Path) -> (Sources, Vec<Diagnostic>) {
     let bytes = std::fs::read(path).unwrap();
     let mut sources = Sources::new();
     let mut diags = Vec::new();
-    let (id, ok) = driver::add_text(&mut sources, &relative(path), bytes, &mut diags);
+    let (id, ok) = mdlc::load::add_text(&mut sources, &relative(path), bytes, &mut diags);
     if ok {
-        driver::check_lone_smd(&sources, id, None, &mut diags);
+        mdlc::load::check_lone_smd(&sources, id, None, &mut diags);
     }
     (sources, diags)
 }

@@ -14,7 +14,7 @@ use mdlc::driver::{self, InputKind};
 use mdlc::formats::goldsrc::animation::{build_animation, Animation};
 use mdlc::formats::goldsrc::geometry::Geometry;
 use mdlc::formats::goldsrc::model::{GsBodyPart, GsModelData};
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use mdlc::project::Target;
 
 // --- a minimal independent reader of MDL v10 ---------------------------------------------------

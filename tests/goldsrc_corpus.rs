@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use mdlc::diag::{Code, Diagnostic, Sources};
 use mdlc::driver::{compile_goldsrc, read_project, InputKind};
 use mdlc::formats::goldsrc::read;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use mdlc::project::Target;
 
 /// How many of the 37 compared models (35 `goldsrc-hl1`, `gs-man`, `gs-chrome-sphere`) must be

@@ -15,7 +15,7 @@ use mdlc::formats::goldsrc::geometry::{build_geometry, Geometry};
 use mdlc::formats::goldsrc::model::{GsBodyPart, GsMesh, GsModelData, GsTexture};
 use mdlc::formats::goldsrc::strips::{build_commands, decode_commands, StripCorner};
 use mdlc::ir::build::build_model;
-use mdlc::project::files::{MemFs, RealFs};
+use mdlc::load::fs::{MemFs, RealFs};
 
 // --- a reader for the parts of an MDL v10 file this stage fills ----------------------------
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use mdlc::diag::{Diagnostic, Sources};
 use mdlc::driver::{compile_goldsrc, read_project, InputKind};
 use mdlc::formats::goldsrc::read;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use mdlc::project::spec::ProjectSpec;
 use mdlc::project::Target;
 

@@ -16,7 +16,7 @@ use common::mdlc;
 use mdlc::diag::{Diagnostic, Sources};
 use mdlc::driver::{compile_goldsrc, compile_source, read_project, InputKind};
 use mdlc::formats::goldsrc::read;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use mdlc::project::Target;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");

@@ -10,7 +10,7 @@ use std::process::Command;
 use mdlc::diag::Sources;
 use mdlc::driver::{self, InputKind};
 use mdlc::ir::build::build_model;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 
 /// The Debug text of a model with every file id and byte range replaced: the QC and the TOML
 /// are different files, so spans differ; everything else must be equal.

@@ -1,4 +1,4 @@
-//! Lowering of SMD/VTA text into the IR (`mdlc::ir::lower_smd`), with small inline files whose
+//! Lowering of SMD/VTA text into the IR (`mdlc::smd::lower_smd`), with small inline files whose
 //! expected values are worked out by hand from the format description and the specs
 //! (`spec/seeds/smd-format.txt`, QUIRKS.md §2, `goldsrc.md` §7, `source-animation.md` §2.1), and
 //! structural checks of the bundled creature model in `testdata/models/creature/`.
@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use mdlc::diag::{Diagnostic, FileId, Sources};
-use mdlc::driver;
-use mdlc::ir::{lower_smd, BoneId, FillRule, Pose, SmdModel, Weight};
+
+use mdlc::ir::{BoneId, FillRule, Pose, Weight};
 use mdlc::smd;
+use mdlc::smd::{lower_smd, SmdModel};
 
 const FILE: FileId = FileId(0);
 
@@ -778,14 +779,14 @@ end
     let mut sources = Sources::new();
     let id = sources.add("bad.smd", bad.to_string());
     let mut diags = Vec::new();
-    assert!(driver::check_smd(&sources, id, &mut diags).is_none());
+    assert!(mdlc::load::check_smd(&sources, id, &mut diags).is_none());
     assert_eq!(codes(&diags), ["E0131"]);
 
     // The same file without the bad line is lowered (and then has its gap warning).
     let good = bad.replace("7 0 0 0 0 0 0\n", "0 0 0 0 0 0 0\n");
     let id = sources.add("good.smd", good);
     let mut diags = Vec::new();
-    let model = driver::check_smd(&sources, id, &mut diags).unwrap();
+    let model = mdlc::load::check_smd(&sources, id, &mut diags).unwrap();
     assert_eq!(codes(&diags), ["W0132"]);
     assert_eq!(diags[0].message, "1 frame between 0 and 2 is missing");
     assert_eq!(model.file, id);
@@ -797,7 +798,7 @@ fn check_smd_returns_none_when_lowering_finds_an_error() {
     let mut sources = Sources::new();
     let id = sources.add("runaway.smd", two_times(100_001, 1));
     let mut diags = Vec::new();
-    assert!(driver::check_smd(&sources, id, &mut diags).is_none());
+    assert!(mdlc::load::check_smd(&sources, id, &mut diags).is_none());
     assert_eq!(codes(&diags), ["E0135"]);
 }
 

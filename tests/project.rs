@@ -1081,7 +1081,7 @@ fn every_corpus_qc_round_trips_through_toml() {
         let mut sources = Sources::new();
         let mut diags = Vec::new();
         let tokens =
-            mdlc::qc::tokens::tokenize(qc, &mdlc::project::files::RealFs, &mut sources, &mut diags);
+            mdlc::qc::tokens::tokenize(qc, &mdlc::load::fs::RealFs, &mut sources, &mut diags);
         let spec = mdlc::qc::commands::parse_project(qc, &tokens, None, &mut diags);
         let qc_dir = qc.parent().unwrap();
         bodies += spec.body_parts.len();

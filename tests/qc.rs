@@ -18,7 +18,7 @@ use std::f32::consts::{FRAC_PI_2, PI};
 use std::path::{Path, PathBuf};
 
 use mdlc::diag::{self, render_plain, Code, Diagnostic, Severity, Sources};
-use mdlc::project::files::{MemFs, RealFs};
+use mdlc::load::fs::{MemFs, RealFs};
 use mdlc::project::spec::{BodyOption, TargetChoice};
 use mdlc::project::{ProjectSpec, Target};
 use mdlc::qc::commands::parse_project;

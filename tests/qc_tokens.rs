@@ -10,7 +10,7 @@ use common::{corpus_dir, mutate, Rng};
 use std::path::{Path, PathBuf};
 
 use mdlc::diag::{render_plain, Code, Diagnostic, Severity, Sources};
-use mdlc::project::files::{MemFs, RealFs};
+use mdlc::load::fs::{MemFs, RealFs};
 use mdlc::qc::tokens::tokenize;
 use mdlc::qc::QcToken;
 

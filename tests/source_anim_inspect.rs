@@ -14,7 +14,7 @@ use std::process::Command;
 
 use common::{corpus_dir, files_with_ext};
 use mdlc::formats::source::{self, pose, read};
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 
 const BUNKER_GUN: &str =
     "mapbase-bunker-gun01/compiled/VPKs/hl2_mapbase_content/models/props_combine/bunker_gun01.mdl";

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::corpus_dir;
 use mdlc::formats::source::{self, read};
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use source_common::*;
 
 /// (corpus QC, folder with Valve's files, model file stem)

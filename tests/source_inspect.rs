@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use mdlc::formats::source;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use source_common::*;
 
 fn testdata(rel: &str) -> PathBuf {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::corpus_dir;
 use mdlc::formats::source;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use source_common::*;
 
 /// (corpus QC, Valve's MDL) of the builds with several LODs.

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use mdlc::diag::Code;
 use mdlc::formats::source;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 use source_common::*;
 
 /// Compiles, writes, re-reads, checks; returns the files read back and the warnings.
@@ -268,7 +268,7 @@ fn readers_never_panic_on_garbage() {
 fn inspect_finishes_on_a_parent_cycle() {
     use mdlc::diag::Sources;
     use mdlc::driver::{self, InputKind};
-    use mdlc::project::files::RealFs;
+    use mdlc::load::fs::RealFs;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut sources = Sources::new();
     let mut diags = Vec::new();

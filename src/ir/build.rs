@@ -19,26 +19,20 @@
 //!
 //! Every independent problem is reported; the model is returned only when none is an error.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{RecvTimeoutError, TrySendError};
 use std::sync::Arc;
 
-use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
-use crate::driver::{add_text, check_smd, check_smd_text, prepare_text};
-use crate::project::files::{find, Fs, Lookup};
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
+use crate::load::{Fs, LoadedSmd, SmdLoader, SmdRef};
 use crate::project::spec::{self, FileRef, ProjectSpec, Spanned, Target};
 
 use super::anim::{FillRule, Pose, UsesLeft};
-use super::lower::SmdModel;
 use super::mesh::{Corner, Mesh, Triangle, Weight};
 use super::model::*;
-use super::shared::{Claim, SharedSmds};
 use super::skeleton::{Bone, BoneId};
-use crate::threads::spare_threads;
-
-/// The SMD bytes of a project below which [`Builder::prefetch`] parses on one thread.
-const PARALLEL_PARSE_BYTES: usize = 1 << 20;
+use crate::load::shared::SharedSmds;
+use crate::smd::SmdModel;
 
 /// Loads every file the project references and builds the model. Returns `None` when an error
 /// was reported (every independent problem is still reported).
@@ -61,19 +55,14 @@ pub fn build_model_sharing(
     shared: Option<&SharedSmds>,
 ) -> Option<Model> {
     let before = diags.len();
+    let target = spec.target.target();
     let mut b = Builder {
         spec,
-        fs,
         sources,
         diags,
-        shared,
-        target: spec.target.target(),
-        files: Vec::new(),
-        by_request: HashMap::new(),
-        by_found: HashMap::new(),
+        target,
+        loader: SmdLoader::new(fs, target, shared),
         first_scale: HashMap::new(),
-        lookups: HashMap::new(),
-        prefetched: HashMap::new(),
     };
     b.prefetch();
     let model = b.run();
@@ -130,91 +119,15 @@ fn empty_model(spec: &ProjectSpec, sources: &Sources) -> Diagnostic {
 }
 
 /// A file loaded without error.
-struct Loaded {
-    path: PathBuf,
-    file: FileId,
-    /// Shared with the other projects of a batch that use the file ([`super::shared`]).
-    smd: Arc<SmdModel>,
-}
-
-#[derive(Clone, Debug)]
-enum Cached {
-    Ok(usize),
-    /// Missing, with the nearest name (reported at every reference).
-    Missing(Option<PathBuf>),
-    /// Unreadable or with SMD errors (already reported once).
-    Bad,
-}
-
 struct Builder<'a> {
     spec: &'a ProjectSpec,
-    fs: &'a dyn Fs,
-    /// The batch's parsed files, when other projects are built at the same time.
-    shared: Option<&'a SharedSmds>,
     sources: &'a mut Sources,
     diags: &'a mut Vec<Diagnostic>,
     target: Target,
-    files: Vec<Loaded>,
-    by_request: HashMap<PathBuf, Cached>,
-    by_found: HashMap<PathBuf, Cached>,
+    /// The project's SMD files, each loaded once.
+    loader: SmdLoader<'a>,
     /// Source loads each file once: the scale of its first load.
     first_scale: HashMap<usize, f32>,
-    /// [`Builder::prefetch`]: the lookup of each requested path.
-    lookups: HashMap<PathBuf, Lookup>,
-    /// [`Builder::prefetch`]: each found file read, added and checked, by found path.
-    prefetched: HashMap<PathBuf, Prefetched>,
-}
-
-/// A file read by [`Builder::prefetch`], to be parsed on any thread.
-struct ParseJob {
-    path: PathBuf,
-    name: String,
-    id: FileId,
-    bytes: Vec<u8>,
-    stamp: Option<FileStamp>,
-}
-
-/// A parsed [`ParseJob`]: the text when it must stay in memory (something was reported about
-/// it, or it cannot be read again), the diagnostics and the lowered file.
-struct Parsed {
-    path: PathBuf,
-    id: FileId,
-    text: Option<String>,
-    stamp: Option<FileStamp>,
-    diags: Vec<Diagnostic>,
-    smd: Option<SmdModel>,
-}
-
-/// Checks, parses and lowers one file (`add_text` and `check_smd` without `Sources`).
-fn parse_job(job: ParseJob) -> Parsed {
-    let mut diags = Vec::new();
-    let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
-    let smd = if ok {
-        check_smd_text(&text, job.id, &mut diags)
-    } else {
-        None
-    };
-    let keep = !diags.is_empty() || job.stamp.is_none();
-    Parsed {
-        path: job.path,
-        id: job.id,
-        text: keep.then_some(text),
-        stamp: job.stamp,
-        diags,
-        smd,
-    }
-}
-
-/// A file read ahead of [`Builder::load_new`], with the diagnostics that loading it gives (not
-/// yet reported: `load_new` reports them where it would have found them).
-enum Prefetched {
-    Unreadable(std::io::Error),
-    Read {
-        id: FileId,
-        /// What `add_text` and `check_smd` reported, in that order.
-        diags: Vec<Diagnostic>,
-        smd: Option<Arc<SmdModel>>,
-    },
 }
 
 /// A mesh to be: a loaded file with the options of the reference that named it.
@@ -272,355 +185,42 @@ impl Builder<'_> {
     /// Loads a file once; reports a missing or broken file. `what` names the reference in
     /// messages ("mesh", "animation", …).
     fn load(&mut self, fr: &FileRef, what: &str) -> Option<usize> {
-        let at = loc(fr.span);
-        let cached = match self.by_request.get(&fr.path) {
-            Some(c) => c.clone(),
-            None => {
-                let c = self.load_new(fr);
-                self.by_request.insert(fr.path.clone(), c.clone());
-                c
-            }
+        let r = SmdRef {
+            path: &fr.path,
+            written: &fr.written,
+            at: loc(fr.span),
         };
-        match cached {
-            Cached::Ok(i) => Some(i),
-            Cached::Bad => None,
-            Cached::Missing(nearest) => {
-                let mut d = Diagnostic::new(
-                    Code::BuildFileMissing,
-                    format!("{what} file `{}` not found", fr.written),
-                    at,
-                    format!("no file at `{}`", fr.path.display()),
-                );
-                if let Some(n) = nearest {
-                    d = d.with_note(format!("help: did you mean `{}`?", n.display()));
-                }
-                self.push(d);
-                None
-            }
-        }
+        self.loader.load(r, what, self.sources, self.diags)
     }
 
-    fn load_new(&mut self, fr: &FileRef) -> Cached {
-        let at = loc(fr.span);
-        let lookup = match self.lookups.remove(&fr.path) {
-            Some(l) => l,
-            None => find(self.fs, &fr.path),
-        };
-        let found = match lookup {
-            Lookup::Exact(p) => p,
-            Lookup::OtherCase(p) => {
-                self.push(
-                    Diagnostic::new(
-                        Code::BuildFileOtherCase,
-                        format!("`{}` exists only as `{}`", fr.written, p.display()),
-                        at,
-                        "the case of this name differs from the file's",
-                    )
-                    .with_note(format!(
-                        "the file `{}` is used; the project only works as written on a file system that ignores case",
-                        p.display()
-                    ))
-                    .with_note(format!("help: write `{}`", p.display())),
-                );
-                p
-            }
-            Lookup::Missing { nearest } => return Cached::Missing(nearest),
-        };
-        if let Some(c) = self.by_found.get(&found) {
-            return c.clone();
-        }
-        let name = found.display().to_string();
-        if let Some(pre) = self.prefetched.remove(&found) {
-            let c = match pre {
-                Prefetched::Unreadable(e) => {
-                    self.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
-                    Cached::Bad
-                }
-                Prefetched::Read { id, diags, smd } => {
-                    self.diags.extend(diags);
-                    match smd {
-                        Some(smd) => self.accept(&found, id, smd),
-                        None => Cached::Bad,
-                    }
-                }
-            };
-            self.by_found.insert(found, c.clone());
-            return c;
-        }
-        let c = match self.fs.read(&found) {
-            Err(e) => {
-                self.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
-                Cached::Bad
-            }
-            Ok(bytes) => {
-                let (id, ok) = add_text(self.sources, &name, bytes, self.diags);
-                match ok
-                    .then(|| check_smd(self.sources, id, self.diags))
-                    .flatten()
-                {
-                    Some(smd) => self.accept(&found, id, Arc::new(smd)),
-                    None => Cached::Bad,
-                }
-            }
-        };
-        self.by_found.insert(found, c.clone());
-        c
-    }
-
-    /// Keeps a file that parsed and lowered without error, unless the target refuses it: a
-    /// negative `time` is an error for Source (`E0132`); GoldSrc skips those frames (`W0409`
-    /// where an animation has them).
-    fn accept(&mut self, found: &Path, id: FileId, smd: Arc<SmdModel>) -> Cached {
-        if let (Target::Source, Some(neg)) = (self.target, smd.negative_time) {
-            self.push(crate::ir::lower::negative_time_error(&smd, neg));
-            return Cached::Bad;
-        }
-        self.files.push(Loaded {
-            path: found.to_path_buf(),
-            file: id,
-            smd,
-        });
-        Cached::Ok(self.files.len() - 1)
-    }
-
-    /// Reads every file the project references, in the order [`Builder::run`] loads them (so
-    /// they get the same file ids), then parses and lowers them on several threads. Nothing is
-    /// reported here: [`Builder::load_new`] takes each result, with its diagnostics, where it
-    /// would have loaded the file.
+    /// Reads and parses every SMD file the project references ahead of [`Builder::run`], in
+    /// the order it loads them (so they get the same file ids).
     fn prefetch(&mut self) {
         let spec = self.spec;
-        let mut refs: Vec<&FileRef> = Vec::new();
+        let mut refs: Vec<&Path> = Vec::new();
         for bp in &spec.body_parts {
             for opt in &bp.options {
                 if let spec::BodyOption::Model(m) = opt {
-                    refs.push(&m.file);
+                    refs.push(&m.file.path);
                 }
             }
         }
         for lod in &spec.lods {
             for r in &lod.replace_models {
-                refs.push(&r.to);
+                refs.push(&r.to.path);
             }
         }
         for a in &spec.animations {
-            refs.push(&a.file);
+            refs.push(&a.file.path);
         }
         if let Some(c) = &spec.collision {
-            refs.push(&c.file);
+            refs.push(&c.file.path);
         }
-        // The files to read, in the order they are loaded (file ids follow it).
-        let mut paths: Vec<PathBuf> = Vec::new();
-        let mut listed: HashSet<PathBuf> = HashSet::new();
-        for fr in refs {
-            if self.lookups.contains_key(&fr.path) {
-                continue;
-            }
-            let lookup = find(self.fs, &fr.path);
-            let found = match &lookup {
-                Lookup::Exact(p) | Lookup::OtherCase(p) => Some(p.clone()),
-                Lookup::Missing { .. } => None,
-            };
-            self.lookups.insert(fr.path.clone(), lookup);
-            let Some(found) = found else { continue };
-            if self.prefetched.contains_key(&found) || !listed.insert(found.clone()) {
-                continue;
-            }
-            paths.push(found);
-        }
-        // Below `PARALLEL_PARSE_BYTES` a thread costs more than it saves (its stack, its
-        // allocator arena, the start-up): small projects parse on this thread alone.
-        // (The sizes are asked only when there are cores to spare: each is a system call.)
-        let threads = match spare_threads(paths.len()) {
-            n if n > 1
-                && paths.iter().filter_map(|p| self.fs.size(p)).sum::<u64>()
-                    >= PARALLEL_PARSE_BYTES as u64 =>
-            {
-                n
-            }
-            _ => 1,
-        };
-        // This thread reads the files in order and hands each to a parser; a parser keeps the
-        // text only when something was reported about it (a later diagnostic reads an evicted
-        // text again), so no more than a few texts are held at once, whatever the model's size.
-        let fs = self.fs;
-        if threads <= 1 {
-            if let Some(shared) = self.shared {
-                self.prefetch_shared(shared, &paths);
-                return;
-            }
-            for path in &paths {
-                if let Some(job) = self.read_job(fs, path) {
-                    let parsed = parse_job(job);
-                    self.install(parsed, false);
-                }
-            }
-            return;
-        }
-        // Parsers get jobs through a channel with room for one job each (so this thread does
-        // not read far ahead of them) and send what they made back through another, which this
-        // thread empties between reads. It copies each lowered file, so that what the build
-        // keeps is allocated by this thread: memory a parser frees then goes back to that
-        // parser's allocator arena, which its next file reuses, instead of staying held by an
-        // arena no other thread allocates from.
-        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<ParseJob>(threads);
-        let job_rx = std::sync::Mutex::new(job_rx);
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<Parsed>();
-        let work = |done_tx: std::sync::mpsc::Sender<Parsed>| {
-            loop {
-                // a poisoned lock means another parser panicked: stop taking work
-                let job = match job_rx.lock() {
-                    Ok(r) => r.recv(),
-                    Err(_) => break,
-                };
-                let Ok(job) = job else { break };
-                if done_tx.send(parse_job(job)).is_err() {
-                    break;
-                }
-            }
-        };
-        std::thread::scope(|scope| {
-            let parsers: Vec<_> = (0..threads)
-                .map(|_| {
-                    let done_tx = done_tx.clone();
-                    scope.spawn(move || work(done_tx))
-                })
-                .collect();
-            drop(done_tx);
-            'read: for path in &paths {
-                while let Ok(p) = done_rx.try_recv() {
-                    self.install(p, true);
-                }
-                let Some(mut job) = self.read_job(fs, path) else {
-                    continue;
-                };
-                // While the parsers are busy, take what they finish; stop if they all stopped
-                // (a panic, passed on below) rather than wait for them forever.
-                loop {
-                    match job_tx.try_send(job) {
-                        Ok(()) => break,
-                        Err(TrySendError::Full(j)) => job = j,
-                        Err(TrySendError::Disconnected(_)) => break 'read,
-                    }
-                    match done_rx.recv_timeout(std::time::Duration::from_millis(1)) {
-                        Ok(p) => self.install(p, true),
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Err(RecvTimeoutError::Disconnected) => break 'read,
-                    }
-                }
-            }
-            drop(job_tx);
-            // until every parser has stopped and dropped its sender
-            while let Ok(p) = done_rx.recv() {
-                self.install(p, true);
-            }
-            for p in parsers {
-                if let Err(e) = p.join() {
-                    std::panic::resume_unwind(e);
-                }
-            }
-        });
+        self.loader.prefetch(&refs, self.sources);
     }
 
-    /// [`Self::prefetch`] on this thread for a project built beside others: a file another
-    /// project parsed and still holds is taken from `shared`; a file another project is
-    /// parsing is taken after the rest, once it is done; the others are parsed here and
-    /// published. See [`super::shared`].
-    fn prefetch_shared(&mut self, shared: &SharedSmds, paths: &[PathBuf]) {
-        let mut later = Vec::new();
-        for path in paths {
-            match shared.claim(path, false) {
-                Claim::Busy => later.push(path),
-                claim => self.take_claim(path, claim),
-            }
-        }
-        for path in later {
-            let claim = shared.claim(path, true);
-            self.take_claim(path, claim);
-        }
-    }
-
-    /// The file at `path` as [`SharedSmds::claim`] gave it, kept for [`Self::load_new`].
-    fn take_claim(&mut self, path: &Path, claim: Claim<'_>) {
-        match claim {
-            Claim::Busy => {}
-            Claim::Ready(p) => {
-                let place = self.sources.add(path.display().to_string(), String::new());
-                self.sources.share(place, p.id);
-                self.keep(path.to_path_buf(), p.id, p.text, p.stamp, p.diags, p.smd);
-            }
-            Claim::Mine(publisher) => {
-                // (unreadable: recorded as such; the dropped publisher frees the file)
-                let Some(mut job) = self.read_job(self.fs, path) else {
-                    return;
-                };
-                self.sources.share(job.id, publisher.id);
-                job.id = publisher.id;
-                let size = job.bytes.len();
-                let p = parse_job(job);
-                let smd = p.smd.map(Arc::new);
-                // Another project reads a file on the disk again if it must show its lines
-                // (as this one does for a text it let go): only a text that cannot be read
-                // again is handed on, so that the table holds no copy of a text for the run.
-                let text = p.stamp.is_none().then(|| p.text.clone()).flatten();
-                publisher.publish(text, p.stamp, p.diags.clone(), smd.as_ref(), size);
-                self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd);
-            }
-        }
-    }
-
-    /// Keeps a parsed file for [`Self::load_new`]: its text in `sources` (or only the means
-    /// to read it again), its diagnostics and the lowered file.
-    fn keep(
-        &mut self,
-        path: PathBuf,
-        id: FileId,
-        text: Option<String>,
-        stamp: Option<FileStamp>,
-        diags: Vec<Diagnostic>,
-        smd: Option<Arc<SmdModel>>,
-    ) {
-        match (text, stamp) {
-            (Some(text), _) => self.sources.set_text(id, text),
-            (None, Some(stamp)) => self.sources.evict(id, path.clone(), stamp),
-            (None, None) => {}
-        }
-        self.prefetched
-            .insert(path, Prefetched::Read { id, diags, smd });
-    }
-
-    /// [`Self::keep`] for a file parsed here (the lowered file copied by this thread when
-    /// `copy`, see [`Self::prefetch`]).
-    fn install(&mut self, p: Parsed, copy: bool) {
-        let smd = p.smd.map(|m| Arc::new(if copy { m.clone() } else { m }));
-        self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd);
-    }
-
-    /// Reads one file for [`Self::prefetch`]: its place in `sources` (a placeholder until it is
-    /// parsed), or `None` (recorded as unreadable) when it cannot be read.
-    fn read_job(&mut self, fs: &dyn Fs, path: &Path) -> Option<ParseJob> {
-        let stamp = fs.stamp(path);
-        match fs.read(path) {
-            Err(e) => {
-                self.prefetched
-                    .insert(path.to_path_buf(), Prefetched::Unreadable(e));
-                None
-            }
-            Ok(bytes) => {
-                let name = path.display().to_string();
-                let id = self.sources.add(name.clone(), String::new());
-                // a stamp that does not match what was read cannot bring the text back
-                let stamp = stamp.filter(|s| s.len == bytes.len() as u64);
-                Some(ParseJob {
-                    path: path.to_path_buf(),
-                    name,
-                    id,
-                    bytes,
-                    stamp,
-                })
-            }
-        }
-    }
-
+    /// Loads a file once; reports a missing or broken file. `what` names the reference in
+    /// messages ("mesh", "animation", …).
     fn run(&mut self) -> Option<Model> {
         let spec = self.spec;
 
@@ -730,11 +330,14 @@ impl Builder<'_> {
         let mut anim_ids: Vec<Option<AnimId>> = Vec::new();
         // Nothing reads a file's frames after its last animation is made: they are let go
         // then, so that a large model does not hold them beside the animations made of them.
-        let mut uses = UsesLeft::count(self.files.len(), anim_files.iter().flatten().copied());
+        let mut uses = UsesLeft::count(
+            self.loader.files.len(),
+            anim_files.iter().flatten().copied(),
+        );
         for (a, f) in spec.animations.iter().zip(&anim_files) {
             let made = f.and_then(|f| self.make_anim(a, f, &bones));
             if let Some(f) = *f {
-                if let (true, Some(l)) = (uses.used(f), self.files.get_mut(f)) {
+                if let (true, Some(l)) = (uses.used(f), self.loader.files.get_mut(f)) {
                     // (`make_mut` copies nothing when no other project holds the file: it
                     // only cuts the batch table's weak reference, `super::shared`)
                     match Arc::strong_count(&l.smd) {
@@ -957,7 +560,7 @@ impl Builder<'_> {
         self.diags.extend(resolver_diags);
 
         let collision = match (&spec.collision, collision_file) {
-            (Some(c), Some(i)) => self.files.get(i).map(|l| Collision {
+            (Some(c), Some(i)) => self.loader.files.get(i).map(|l| Collision {
                 joints: c.joints,
                 path: l.path.clone(),
                 file: l.file,
@@ -1022,6 +625,7 @@ impl Builder<'_> {
         let i = self.load(fr, "mesh")?;
         self.first_scale.entry(i).or_insert(scale);
         let empty = self
+            .loader
             .files
             .get(i)
             .is_none_or(|l| l.smd.mesh.as_ref().is_none_or(|m| m.triangles.is_empty()));
@@ -1084,7 +688,7 @@ impl Builder<'_> {
                 }
             })
         };
-        for l in &mut self.files {
+        for l in &mut self.loader.files {
             // (a file shared with other projects is copied only when a bone of it is renamed)
             if !l.smd.skeleton.bones.iter().any(|b| hit(&b.name).is_some()) {
                 continue;
@@ -1113,6 +717,7 @@ impl Builder<'_> {
                 )
                 .with_note("the rename is ignored");
                 let all = self
+                    .loader
                     .files
                     .iter()
                     .flat_map(|l| l.smd.skeleton.bones.iter().map(|b| b.name.as_str()));
@@ -1140,7 +745,8 @@ impl Builder<'_> {
         let mut warns = Vec::new();
         for m in &spec.mirror_bones {
             let names = || {
-                self.files
+                self.loader
+                    .files
                     .iter()
                     .flat_map(|l| l.smd.skeleton.bones.iter().map(|b| b.name.as_str()))
             };
@@ -1371,13 +977,15 @@ impl Builder<'_> {
         let (always, keep) = self.named_bones();
         let mut seeds: HashMap<usize, Vec<BoneId>> = HashMap::new();
         for &f in files {
-            let Some(l) = self.files.get(f) else { continue };
+            let Some(l) = self.loader.files.get(f) else {
+                continue;
+            };
             let mut v = self.vertex_bones(&l.smd);
             v.extend(always.iter().filter_map(|n| l.smd.skeleton.find(n)));
             seeds.insert(f, v);
         }
         let used_now = |seeds: &HashMap<usize, Vec<BoneId>>, f: usize| -> Vec<bool> {
-            match (self.files.get(f), seeds.get(&f)) {
+            match (self.loader.files.get(f), seeds.get(&f)) {
                 (Some(l), Some(s)) => Self::used_bones(&l.smd, s.iter().copied()),
                 _ => Vec::new(),
             }
@@ -1385,7 +993,7 @@ impl Builder<'_> {
         for name in &keep {
             let covered = files.iter().any(|&f| {
                 let used = used_now(&seeds, f);
-                self.files.get(f).is_some_and(|l| {
+                self.loader.files.get(f).is_some_and(|l| {
                     l.smd
                         .skeleton
                         .bones
@@ -1398,7 +1006,9 @@ impl Builder<'_> {
                 continue;
             }
             for &f in files {
-                let Some(l) = self.files.get(f) else { continue };
+                let Some(l) = self.loader.files.get(f) else {
+                    continue;
+                };
                 if let Some(b) = l.smd.skeleton.find(name) {
                     seeds.entry(f).or_default().push(b);
                     break;
@@ -1410,7 +1020,7 @@ impl Builder<'_> {
 
     /// The rest pose a file gives a bone, scaled. GoldSrc takes the last value the reference
     /// skeleton writes (`time` lines are ignored there, so the last frame wins); Source frame 0.
-    fn rest_of(&self, l: &Loaded, b: usize, scale: f32) -> Pose {
+    fn rest_of(&self, l: &LoadedSmd, b: usize, scale: f32) -> Pose {
         let a = &l.smd.animation;
         let mut p = match self.target {
             Target::GoldSrc => (0..a.num_frames)
@@ -1444,7 +1054,7 @@ impl Builder<'_> {
                 continue;
             }
             done.push(p.loaded);
-            let Some(l) = self.files.get(p.loaded) else {
+            let Some(l) = self.loader.files.get(p.loaded) else {
                 continue;
             };
             let used = used_of.get(&p.loaded).cloned().unwrap_or_default();
@@ -1547,7 +1157,9 @@ impl Builder<'_> {
         let files: Vec<usize> = order.iter().map(|(f, _)| *f).collect();
         let used_of = self.used_per_file(&files);
         for &(f, scale) in &order {
-            let Some(l) = self.files.get(f) else { continue };
+            let Some(l) = self.loader.files.get(f) else {
+                continue;
+            };
             let used = used_of.get(&f).cloned().unwrap_or_default();
             for (i, b) in l.smd.skeleton.bones.iter().enumerate() {
                 if !used.get(i).copied().unwrap_or(false)
@@ -1660,7 +1272,7 @@ impl Builder<'_> {
     // --- 4. meshes ---------------------------------------------------------------------------
 
     /// The merged bone of each bone of a file (GoldSrc: exact name; Source: any case).
-    fn bone_map(&self, l: &Loaded, bones: &[ModelBone]) -> Vec<Option<BoneId>> {
+    fn bone_map(&self, l: &LoadedSmd, bones: &[ModelBone]) -> Vec<Option<BoneId>> {
         l.smd
             .skeleton
             .bones
@@ -1680,7 +1292,7 @@ impl Builder<'_> {
         bones: &[ModelBone],
         materials: &mut Vec<Material>,
     ) -> ModelMesh {
-        let Some(l) = self.files.get(p.loaded) else {
+        let Some(l) = self.loader.files.get(p.loaded) else {
             return ModelMesh {
                 name: p.name.clone(),
                 path: PathBuf::new(),
@@ -1957,7 +1569,7 @@ impl Builder<'_> {
 
     fn make_anim(&mut self, a: &spec::Animation, f: usize, bones: &[ModelBone]) -> Option<Anim> {
         let gold = self.target == Target::GoldSrc;
-        let l = self.files.get(f)?;
+        let l = self.loader.files.get(f)?;
         let map = self.bone_map(l, bones);
         let file_bones: Vec<AnimBone> = l
             .smd

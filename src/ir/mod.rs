@@ -11,15 +11,12 @@
 
 pub mod anim;
 pub mod build;
-pub mod lower;
 pub mod mesh;
 pub mod model;
-pub mod shared;
 pub mod skeleton;
 pub mod written;
 
 pub use anim::{Animation, FillRule, Pose, VertexAnimation};
 pub use build::build_model;
-pub use lower::{lower_smd, SmdModel};
 pub use mesh::{Corner, Mesh, Triangle, Weight};
 pub use skeleton::{Bone, BoneId, Skeleton};

@@ -1,7 +1,6 @@
 //! Project files: the engine-neutral [`ProjectSpec`](spec::ProjectSpec) that both front ends
 //! produce (the TOML project format here, QC in `crate::qc`).
 
-pub mod files;
 pub mod spec;
 pub mod toml;
 pub mod write;

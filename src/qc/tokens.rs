@@ -45,8 +45,8 @@ use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
-use crate::driver::add_text;
-use crate::project::files::{find, Fs, Lookup};
+use crate::load::add_text;
+use crate::load::fs::{find, Fs, Lookup};
 use crate::qc::QcToken;
 use crate::suggest::edit_distance;
 

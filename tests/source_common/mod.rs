@@ -8,7 +8,7 @@ use mdlc::diag::{Diagnostic, Sources};
 use mdlc::driver::{read_project, InputKind};
 use mdlc::formats::source::{self, read};
 use mdlc::ir::build::build_model;
-use mdlc::project::files::RealFs;
+use mdlc::load::fs::RealFs;
 
 /// The files `compile` returns: (name, bytes).
 pub type Output = Vec<(String, Vec<u8>)>;

@@ -5,7 +5,7 @@
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
 use crate::ir::model::{BodyOption, Model};
-use crate::project::files::Fs;
+use crate::load::fs::Fs;
 
 use super::animation::build_animation;
 use super::geometry::build_geometry;

@@ -20,12 +20,12 @@ use std::path::{Path, PathBuf};
 
 use crate::diag::{Code, Diagnostic, FileSpan, Sources};
 use crate::ir::model::{BodyOption, Material, Model, ModelMesh};
-use crate::project::files::{find, Fs, Lookup};
+use crate::load::fs::{find, Fs, Lookup};
 
-use super::bmp::{read_bmp, Bmp};
 use super::model::{GsBodyPart, GsMesh, GsModelData, GsTexture};
 use super::strips::{build_commands, StripCorner};
 use super::texture_order::{texture_order, TextureOrder};
+use crate::load::bmp::{read_bmp, Bmp};
 
 /// Body parts, textures and skins of a GoldSrc model.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -556,7 +556,7 @@ fn load_texture(
     match read_bmp(&bytes) {
         Ok(b) => Some(b),
         Err(e) => {
-            use super::bmp::BmpError as B;
+            use crate::load::bmp::BmpError as B;
             let (code, help) = match e {
                 B::FileHeaderTruncated { .. }
                 | B::ReservedNotZero

@@ -14,7 +14,6 @@
 //!    `mdlc inspect` and the tests.
 
 pub mod animation;
-pub mod bmp;
 pub mod compile;
 pub mod geometry;
 pub mod hash;

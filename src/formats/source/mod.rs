@@ -68,7 +68,7 @@ pub struct Files {
 }
 
 /// Reads an MDL and whichever siblings exist.
-pub fn read_files(path: &Path, fs: &dyn crate::project::files::Fs) -> Result<Files, String> {
+pub fn read_files(path: &Path, fs: &dyn crate::load::fs::Fs) -> Result<Files, String> {
     let bytes = fs
         .read(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -470,7 +470,7 @@ fn anim_problems(m: &read::Mdl) -> Vec<String> {
 /// readable dump (or JSON) of every record, and the invariant problems.
 pub fn inspect(
     path: &Path,
-    fs: &dyn crate::project::files::Fs,
+    fs: &dyn crate::load::fs::Fs,
     json: bool,
 ) -> Result<(String, Vec<String>), String> {
     let f = read_files(path, fs)?;
@@ -490,7 +490,7 @@ pub fn inspect(
 /// problems of the animation side.
 pub fn inspect_pose(
     path: &Path,
-    fs: &dyn crate::project::files::Fs,
+    fs: &dyn crate::load::fs::Fs,
     query: &pose::PoseQuery,
     json: bool,
 ) -> Result<(Result<String, pose::PoseError>, Vec<String>), String> {

@@ -694,7 +694,7 @@ pub(super) mod tests {
     fn corpus_boxes_equal_the_previous_and_the_vertex_loop() {
         use crate::diag::Sources;
         use crate::driver::{self, InputKind};
-        use crate::project::files::RealFs;
+        use crate::load::fs::RealFs;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/corpus/goldsrc-hl1/modelsrc/models");
         let mut qcs = Vec::new();

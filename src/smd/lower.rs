@@ -1,18 +1,18 @@
 //! Lowering one parsed SMD/VTA file into the IR: skeleton with rest pose, mesh with normalised
 //! weights, animation frames merged by frame number, vertex animation shapes.
 //!
-//! Lowering expects a tree whose parse reported no error (the driver does not lower a file with
+//! Lowering expects a tree whose parse reported no error (the load stage does not lower a file with
 //! errors, so a broken line never causes a second, confusing report); it is still total on any
 //! tree and never panics.
 
 use std::collections::HashMap;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
-use crate::smd::ast::{self, SmdFile};
+use crate::ir::anim::{Animation, Pose, Shape, VertexAnimation};
+use crate::ir::mesh::{Corner, Mesh, Triangle, Weight};
+use crate::ir::skeleton::{Bone, BoneId, Skeleton};
 
-use super::anim::{Animation, Pose, Shape, VertexAnimation};
-use super::mesh::{Corner, Mesh, Triangle, Weight};
-use super::skeleton::{Bone, BoneId, Skeleton};
+use super::ast::{self, SmdFile};
 
 /// Animations may not span more frames than this (about an hour at 30 fps).
 pub const MAX_FRAMES: usize = 100_000;

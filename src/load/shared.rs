@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use crate::diag::{Diagnostic, FileId, FileStamp};
 
-use super::lower::SmdModel;
+use crate::smd::SmdModel;
 
 /// A file one project parsed, as another project takes it.
 #[derive(Clone, Debug)]

@@ -1,0 +1,540 @@
+//! SMD and VTA files loaded for a project: found (with the case-insensitive fallback), read,
+//! made text, parsed and lowered into IR pieces ([`SmdModel`]), each file once however many
+//! items name it, in parallel where there are cores to spare, and shared with the other projects
+//! of a batch ([`super::shared`]).
+//!
+//! The loader reports what it finds where the project first names a file: a missing file at
+//! that reference (every reference, with the nearest existing name), a file found only in
+//! another case with a warning, the file's own problems in the file. A file with an error is
+//! not loaded, so a broken line is never reported again by a later stage.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{RecvTimeoutError, TrySendError};
+use std::sync::Arc;
+
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
+use crate::ir::written::Target;
+use crate::smd::{self, lower_smd, SmdModel};
+use crate::threads::spare_threads;
+
+use super::fs::{find, Fs, Lookup};
+use super::shared::{Claim, SharedSmds};
+use super::text::{add_text, prepare_text};
+
+/// Parses and lowers one SMD/VTA file already in `sources`. Returns the IR when the file has no
+/// error.
+pub fn check_smd(sources: &Sources, id: FileId, diags: &mut Vec<Diagnostic>) -> Option<SmdModel> {
+    check_smd_text(sources.text(id), id, diags)
+}
+
+/// [`check_smd`] on the text of file `id`, held by the caller.
+pub fn check_smd_text(text: &str, id: FileId, diags: &mut Vec<Diagnostic>) -> Option<SmdModel> {
+    let parsed = smd::parse(text, id);
+    let ok = !parsed.has_errors();
+    diags.extend(parsed.diagnostics);
+    if !ok {
+        return None;
+    }
+    let before = diags.len();
+    let model = lower_smd(&parsed.smd, id, diags);
+    diags[before..]
+        .iter()
+        .all(|d| !d.is_error())
+        .then_some(model)
+}
+
+/// `mdlc check` on one SMD/VTA file outside a project: [`check_smd`], then the rules that
+/// depend on the engine, Source's unless `target` is GoldSrc (a negative `time`, `E0132`).
+pub fn check_lone_smd(
+    sources: &Sources,
+    id: FileId,
+    target: Option<Target>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<SmdModel> {
+    let smd = check_smd(sources, id, diags)?;
+    match smd.negative_time {
+        Some(neg) if target != Some(Target::GoldSrc) => {
+            diags.push(crate::smd::lower::negative_time_error(&smd, neg));
+            None
+        }
+        _ => Some(smd),
+    }
+}
+
+pub struct LoadedSmd {
+    pub path: PathBuf,
+    pub file: FileId,
+    /// Shared with the other projects of a batch that use the file ([`super::shared`]).
+    pub smd: Arc<SmdModel>,
+}
+
+#[derive(Clone, Debug)]
+enum Cached {
+    Ok(usize),
+    /// Missing, with the nearest name (reported at every reference).
+    Missing(Option<PathBuf>),
+    /// Unreadable or with SMD errors (already reported once).
+    Bad,
+}
+
+struct ParseJob {
+    path: PathBuf,
+    name: String,
+    id: FileId,
+    bytes: Vec<u8>,
+    stamp: Option<FileStamp>,
+}
+
+/// A parsed [`ParseJob`]: the text when it must stay in memory (something was reported about
+/// it, or it cannot be read again), the diagnostics and the lowered file.
+struct Parsed {
+    path: PathBuf,
+    id: FileId,
+    text: Option<String>,
+    stamp: Option<FileStamp>,
+    diags: Vec<Diagnostic>,
+    smd: Option<SmdModel>,
+}
+
+/// Checks, parses and lowers one file (`add_text` and `check_smd` without `Sources`).
+fn parse_job(job: ParseJob) -> Parsed {
+    let mut diags = Vec::new();
+    let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
+    let smd = if ok {
+        check_smd_text(&text, job.id, &mut diags)
+    } else {
+        None
+    };
+    let keep = !diags.is_empty() || job.stamp.is_none();
+    Parsed {
+        path: job.path,
+        id: job.id,
+        text: keep.then_some(text),
+        stamp: job.stamp,
+        diags,
+        smd,
+    }
+}
+
+/// A file read ahead of [`SmdLoader::load_new`], with the diagnostics that loading it gives (not
+/// yet reported: `load_new` reports them where it would have found them).
+enum Prefetched {
+    Unreadable(std::io::Error),
+    Read {
+        id: FileId,
+        /// What `add_text` and `check_smd` reported, in that order.
+        diags: Vec<Diagnostic>,
+        smd: Option<Arc<SmdModel>>,
+    },
+}
+
+/// A mesh to be: a loaded file with the options of the reference that named it.
+
+/// The SMD bytes of a project below which [`SmdLoader::prefetch`] parses on one thread.
+const PARALLEL_PARSE_BYTES: usize = 1 << 20;
+
+/// A file a project names: the path it resolved, as written, and where.
+#[derive(Clone, Copy, Debug)]
+pub struct SmdRef<'a> {
+    pub path: &'a Path,
+    pub written: &'a str,
+    pub at: FileSpan,
+}
+
+/// The SMD files of one project: each loaded once, by the path found (a second spelling of the
+/// same file is the same file).
+pub struct SmdLoader<'a> {
+    fs: &'a dyn Fs,
+    /// The batch's parsed files, when other projects are built at the same time.
+    shared: Option<&'a SharedSmds>,
+    /// Source refuses a file with a negative `time` (`E0132`); GoldSrc skips those frames.
+    target: Target,
+    /// The files loaded without error, in load order ([`SmdLoader::load`] returns indices).
+    pub files: Vec<LoadedSmd>,
+    by_request: HashMap<PathBuf, Cached>,
+    by_found: HashMap<PathBuf, Cached>,
+    /// [`SmdLoader::prefetch`]: the lookup of each requested path.
+    lookups: HashMap<PathBuf, Lookup>,
+    /// [`SmdLoader::prefetch`]: each found file read, added and checked, by found path.
+    prefetched: HashMap<PathBuf, Prefetched>,
+}
+
+impl<'a> SmdLoader<'a> {
+    pub fn new(fs: &'a dyn Fs, target: Target, shared: Option<&'a SharedSmds>) -> Self {
+        SmdLoader {
+            fs,
+            shared,
+            target,
+            files: Vec::new(),
+            by_request: HashMap::new(),
+            by_found: HashMap::new(),
+            lookups: HashMap::new(),
+            prefetched: HashMap::new(),
+        }
+    }
+
+    pub fn fs(&self) -> &'a dyn Fs {
+        self.fs
+    }
+}
+
+impl SmdLoader<'_> {
+    pub fn load(
+        &mut self,
+        fr: SmdRef<'_>,
+        what: &str,
+        sources: &mut Sources,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<usize> {
+        let at = fr.at;
+        let cached = match self.by_request.get(fr.path) {
+            Some(c) => c.clone(),
+            None => {
+                let c = self.load_new(fr, sources, diags);
+                self.by_request.insert(fr.path.to_path_buf(), c.clone());
+                c
+            }
+        };
+        match cached {
+            Cached::Ok(i) => Some(i),
+            Cached::Bad => None,
+            Cached::Missing(nearest) => {
+                let mut d = Diagnostic::new(
+                    Code::BuildFileMissing,
+                    format!("{what} file `{}` not found", fr.written),
+                    at,
+                    format!("no file at `{}`", fr.path.display()),
+                );
+                if let Some(n) = nearest {
+                    d = d.with_note(format!("help: did you mean `{}`?", n.display()));
+                }
+                diags.push(d);
+                None
+            }
+        }
+    }
+
+    fn load_new(
+        &mut self,
+        fr: SmdRef<'_>,
+        sources: &mut Sources,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Cached {
+        let at = fr.at;
+        let lookup = match self.lookups.remove(fr.path) {
+            Some(l) => l,
+            None => find(self.fs, fr.path),
+        };
+        let found = match lookup {
+            Lookup::Exact(p) => p,
+            Lookup::OtherCase(p) => {
+                diags.push(
+                    Diagnostic::new(
+                        Code::BuildFileOtherCase,
+                        format!("`{}` exists only as `{}`", fr.written, p.display()),
+                        at,
+                        "the case of this name differs from the file's",
+                    )
+                    .with_note(format!(
+                        "the file `{}` is used; the project only works as written on a file system that ignores case",
+                        p.display()
+                    ))
+                    .with_note(format!("help: write `{}`", p.display())),
+                );
+                p
+            }
+            Lookup::Missing { nearest } => return Cached::Missing(nearest),
+        };
+        if let Some(c) = self.by_found.get(&found) {
+            return c.clone();
+        }
+        let name = found.display().to_string();
+        if let Some(pre) = self.prefetched.remove(&found) {
+            let c = match pre {
+                Prefetched::Unreadable(e) => {
+                    diags.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
+                    Cached::Bad
+                }
+                Prefetched::Read {
+                    id,
+                    diags: found_there,
+                    smd,
+                } => {
+                    diags.extend(found_there);
+                    match smd {
+                        Some(smd) => self.accept(&found, id, smd, diags),
+                        None => Cached::Bad,
+                    }
+                }
+            };
+            self.by_found.insert(found, c.clone());
+            return c;
+        }
+        let c = match self.fs.read(&found) {
+            Err(e) => {
+                diags.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
+                Cached::Bad
+            }
+            Ok(bytes) => {
+                let (id, ok) = add_text(sources, &name, bytes, diags);
+                match ok.then(|| check_smd(sources, id, diags)).flatten() {
+                    Some(smd) => self.accept(&found, id, Arc::new(smd), diags),
+                    None => Cached::Bad,
+                }
+            }
+        };
+        self.by_found.insert(found, c.clone());
+        c
+    }
+
+    /// Keeps a file that parsed and lowered without error, unless the target refuses it: a
+    /// negative `time` is an error for Source (`E0132`); GoldSrc skips those frames (`W0409`
+    /// where an animation has them).
+    fn accept(
+        &mut self,
+        found: &Path,
+        id: FileId,
+        smd: Arc<SmdModel>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Cached {
+        if let (Target::Source, Some(neg)) = (self.target, smd.negative_time) {
+            diags.push(crate::smd::lower::negative_time_error(&smd, neg));
+            return Cached::Bad;
+        }
+        self.files.push(LoadedSmd {
+            path: found.to_path_buf(),
+            file: id,
+            smd,
+        });
+        Cached::Ok(self.files.len() - 1)
+    }
+
+    /// Reads the files at `requested` (paths as the project resolved them, in the order the
+    /// project will [`load`](Self::load) them, so that they get the same file ids), then parses
+    /// and lowers them, on several threads when there are cores to spare and enough bytes.
+    /// Nothing is reported here: [`SmdLoader::load`] takes each result, with its diagnostics,
+    /// where it would have loaded the file.
+    pub fn prefetch(&mut self, requested: &[&Path], sources: &mut Sources) {
+        // The files to read, in the order they are loaded (file ids follow it).
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut listed: HashSet<PathBuf> = HashSet::new();
+        for &path in requested {
+            if self.lookups.contains_key(path) {
+                continue;
+            }
+            let lookup = find(self.fs, path);
+            let found = match &lookup {
+                Lookup::Exact(p) | Lookup::OtherCase(p) => Some(p.clone()),
+                Lookup::Missing { .. } => None,
+            };
+            self.lookups.insert(path.to_path_buf(), lookup);
+            let Some(found) = found else { continue };
+            if self.prefetched.contains_key(&found) || !listed.insert(found.clone()) {
+                continue;
+            }
+            paths.push(found);
+        }
+        // Below `PARALLEL_PARSE_BYTES` a thread costs more than it saves (its stack, its
+        // allocator arena, the start-up): small projects parse on this thread alone.
+        // (The sizes are asked only when there are cores to spare: each is a system call.)
+        let threads = match spare_threads(paths.len()) {
+            n if n > 1
+                && paths.iter().filter_map(|p| self.fs.size(p)).sum::<u64>()
+                    >= PARALLEL_PARSE_BYTES as u64 =>
+            {
+                n
+            }
+            _ => 1,
+        };
+        // This thread reads the files in order and hands each to a parser; a parser keeps the
+        // text only when something was reported about it (a later diagnostic reads an evicted
+        // text again), so no more than a few texts are held at once, whatever the model's size.
+        let fs = self.fs;
+        if threads <= 1 {
+            if let Some(shared) = self.shared {
+                self.prefetch_shared(shared, &paths, sources);
+                return;
+            }
+            for path in &paths {
+                if let Some(job) = self.read_job(fs, path, sources) {
+                    let parsed = parse_job(job);
+                    self.install(parsed, false, sources);
+                }
+            }
+            return;
+        }
+        // Parsers get jobs through a channel with room for one job each (so this thread does
+        // not read far ahead of them) and send what they made back through another, which this
+        // thread empties between reads. It copies each lowered file, so that what the build
+        // keeps is allocated by this thread: memory a parser frees then goes back to that
+        // parser's allocator arena, which its next file reuses, instead of staying held by an
+        // arena no other thread allocates from.
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<ParseJob>(threads);
+        let job_rx = std::sync::Mutex::new(job_rx);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<Parsed>();
+        let work = |done_tx: std::sync::mpsc::Sender<Parsed>| {
+            loop {
+                // a poisoned lock means another parser panicked: stop taking work
+                let job = match job_rx.lock() {
+                    Ok(r) => r.recv(),
+                    Err(_) => break,
+                };
+                let Ok(job) = job else { break };
+                if done_tx.send(parse_job(job)).is_err() {
+                    break;
+                }
+            }
+        };
+        std::thread::scope(|scope| {
+            let parsers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let done_tx = done_tx.clone();
+                    scope.spawn(move || work(done_tx))
+                })
+                .collect();
+            drop(done_tx);
+            'read: for path in &paths {
+                while let Ok(p) = done_rx.try_recv() {
+                    self.install(p, true, sources);
+                }
+                let Some(mut job) = self.read_job(fs, path, sources) else {
+                    continue;
+                };
+                // While the parsers are busy, take what they finish; stop if they all stopped
+                // (a panic, passed on below) rather than wait for them forever.
+                loop {
+                    match job_tx.try_send(job) {
+                        Ok(()) => break,
+                        Err(TrySendError::Full(j)) => job = j,
+                        Err(TrySendError::Disconnected(_)) => break 'read,
+                    }
+                    match done_rx.recv_timeout(std::time::Duration::from_millis(1)) {
+                        Ok(p) => self.install(p, true, sources),
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => break 'read,
+                    }
+                }
+            }
+            drop(job_tx);
+            // until every parser has stopped and dropped its sender
+            while let Ok(p) = done_rx.recv() {
+                self.install(p, true, sources);
+            }
+            for p in parsers {
+                if let Err(e) = p.join() {
+                    std::panic::resume_unwind(e);
+                }
+            }
+        });
+    }
+
+    /// [`Self::prefetch`] on this thread for a project built beside others: a file another
+    /// project parsed and still holds is taken from `shared`; a file another project is
+    /// parsing is taken after the rest, once it is done; the others are parsed here and
+    /// published. See [`super::shared`].
+    fn prefetch_shared(&mut self, shared: &SharedSmds, paths: &[PathBuf], sources: &mut Sources) {
+        let mut later = Vec::new();
+        for path in paths {
+            match shared.claim(path, false) {
+                Claim::Busy => later.push(path),
+                claim => self.take_claim(path, claim, sources),
+            }
+        }
+        for path in later {
+            let claim = shared.claim(path, true);
+            self.take_claim(path, claim, sources);
+        }
+    }
+
+    /// The file at `path` as [`SharedSmds::claim`] gave it, kept for [`Self::load_new`].
+    fn take_claim(&mut self, path: &Path, claim: Claim<'_>, sources: &mut Sources) {
+        match claim {
+            Claim::Busy => {}
+            Claim::Ready(p) => {
+                let place = sources.add(path.display().to_string(), String::new());
+                sources.share(place, p.id);
+                self.keep(
+                    path.to_path_buf(),
+                    p.id,
+                    p.text,
+                    p.stamp,
+                    p.diags,
+                    p.smd,
+                    sources,
+                );
+            }
+            Claim::Mine(publisher) => {
+                // (unreadable: recorded as such; the dropped publisher frees the file)
+                let Some(mut job) = self.read_job(self.fs, path, sources) else {
+                    return;
+                };
+                sources.share(job.id, publisher.id);
+                job.id = publisher.id;
+                let size = job.bytes.len();
+                let p = parse_job(job);
+                let smd = p.smd.map(Arc::new);
+                // Another project reads a file on the disk again if it must show its lines
+                // (as this one does for a text it let go): only a text that cannot be read
+                // again is handed on, so that the table holds no copy of a text for the run.
+                let text = p.stamp.is_none().then(|| p.text.clone()).flatten();
+                publisher.publish(text, p.stamp, p.diags.clone(), smd.as_ref(), size);
+                self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd, sources);
+            }
+        }
+    }
+
+    /// Keeps a parsed file for [`Self::load_new`]: its text in `sources` (or only the means
+    /// to read it again), its diagnostics and the lowered file.
+    fn keep(
+        &mut self,
+        path: PathBuf,
+        id: FileId,
+        text: Option<String>,
+        stamp: Option<FileStamp>,
+        diags: Vec<Diagnostic>,
+        smd: Option<Arc<SmdModel>>,
+        sources: &mut Sources,
+    ) {
+        match (text, stamp) {
+            (Some(text), _) => sources.set_text(id, text),
+            (None, Some(stamp)) => sources.evict(id, path.clone(), stamp),
+            (None, None) => {}
+        }
+        self.prefetched
+            .insert(path, Prefetched::Read { id, diags, smd });
+    }
+
+    /// [`Self::keep`] for a file parsed here (the lowered file copied by this thread when
+    /// `copy`, see [`Self::prefetch`]).
+    fn install(&mut self, p: Parsed, copy: bool, sources: &mut Sources) {
+        let smd = p.smd.map(|m| Arc::new(if copy { m.clone() } else { m }));
+        self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd, sources);
+    }
+
+    /// Reads one file for [`Self::prefetch`]: its place in `sources` (a placeholder until it is
+    /// parsed), or `None` (recorded as unreadable) when it cannot be read.
+    fn read_job(&mut self, fs: &dyn Fs, path: &Path, sources: &mut Sources) -> Option<ParseJob> {
+        let stamp = fs.stamp(path);
+        match fs.read(path) {
+            Err(e) => {
+                self.prefetched
+                    .insert(path.to_path_buf(), Prefetched::Unreadable(e));
+                None
+            }
+            Ok(bytes) => {
+                let name = path.display().to_string();
+                let id = sources.add(name.clone(), String::new());
+                // a stamp that does not match what was read cannot bring the text back
+                let stamp = stamp.filter(|s| s.len == bytes.len() as u64);
+                Some(ParseJob {
+                    path: path.to_path_buf(),
+                    name,
+                    id,
+                    bytes,
+                    stamp,
+                })
+            }
+        }
+    }
+}
