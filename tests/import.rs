@@ -44,8 +44,8 @@ fn toml_from_import_builds_the_same_ir_as_the_qc() {
     let files = files_with_ext(&dir, &["qc"]);
     assert_eq!(
         files.len(),
-        55,
-        "SOURCES.md lists 55 QC files (42 + 13 folders)"
+        57,
+        "SOURCES.md lists 57 QC files (42 + 15 folders, with mapbase-mp-male01 and mapbase-mp-ar2-cartridge)"
     );
     let tmp = std::env::temp_dir().join(format!("mdlc-import-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
