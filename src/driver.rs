@@ -153,7 +153,7 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                     &mut report.sources,
                     &mut report.diagnostics,
                 ) {
-                    crate::ir::build::build_model(
+                    crate::build::build_model(
                         &spec,
                         &fs,
                         &mut report.sources,
@@ -374,7 +374,7 @@ fn project_stem(project: &Path) -> String {
 /// it is given when run from the QC's folder; a warning says so.
 ///
 /// Built beside other projects, SMD files they parsed are taken from `shared`
-/// ([`crate::ir::build::build_model_sharing`]).
+/// ([`crate::build::build_model_sharing`]).
 pub fn compile_goldsrc(
     spec: &ProjectSpec,
     fs: &dyn Fs,
@@ -383,7 +383,7 @@ pub fn compile_goldsrc(
     diags: &mut Vec<Diagnostic>,
     shared: Option<&SharedSmds>,
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    let mut model = crate::ir::build::build_model_sharing(spec, fs, sources, diags, shared)?;
+    let mut model = crate::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = output_path(&model, &spec.source, out_dir, diags);
     let default_name = spec
         .source
@@ -459,7 +459,7 @@ pub fn compile_source(
     diags: &mut Vec<Diagnostic>,
     shared: Option<&SharedSmds>,
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
-    let model = crate::ir::build::build_model_sharing(spec, fs, sources, diags, shared)?;
+    let model = crate::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = output_path(&model, &spec.source, out_dir, diags);
     let files = crate::formats::source::compile(&model, diags)?;
     const SUFFIXES: [&str; 5] = [".mdl", ".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx"];

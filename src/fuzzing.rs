@@ -66,7 +66,7 @@ pub fn qc(data: &[u8]) {
     let main = std::path::Path::new("p/main.qc");
     let tokens = crate::qc::tokens::tokenize(main, &fs, &mut sources, &mut diags);
     let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
-    if let Some(model) = crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags) {
+    if let Some(model) = crate::build::build_model(&spec, &fs, &mut sources, &mut diags) {
         compile_both(&model, &fs, &mut sources, &mut diags);
     }
     check_diagnostics(&sources, &diags);
@@ -87,7 +87,7 @@ pub fn project(files: &[(String, Vec<u8>)]) -> bool {
     let tokens = crate::qc::tokens::tokenize(main, &fs, &mut sources, &mut diags);
     let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
     let mut built = false;
-    if let Some(model) = crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags) {
+    if let Some(model) = crate::build::build_model(&spec, &fs, &mut sources, &mut diags) {
         built = compile_both(&model, &fs, &mut sources, &mut diags);
     }
     check_diagnostics(&sources, &diags);
@@ -147,7 +147,7 @@ pub fn toml(data: &[u8]) {
     let (id, ok) = crate::load::add_text(&mut sources, "p/model.toml", data.to_vec(), &mut diags);
     if ok {
         if let Some(spec) = crate::project::toml::parse_toml(path, id, &sources, None, &mut diags) {
-            crate::ir::build::build_model(&spec, &fs, &mut sources, &mut diags);
+            crate::build::build_model(&spec, &fs, &mut sources, &mut diags);
         }
     }
     check_diagnostics(&sources, &diags);

@@ -17,6 +17,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod build;
 pub mod diag;
 pub mod driver;
 pub mod formats;

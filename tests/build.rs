@@ -1,4 +1,4 @@
-//! Building a whole model (`mdlc::ir::build_model`) from hand-made `ProjectSpec`s over in-memory
+//! Building a whole model (`mdlc::build::build_model`) from hand-made `ProjectSpec`s over in-memory
 //! file trees of tiny SMDs. Expected values are worked out by hand from the merge rules:
 //! GoldSrc `goldsrc.md` §8.2-§8.5, Source `source-animation.md` §2.2-§2.4, `qc-source.md` §4.1.
 
@@ -9,9 +9,10 @@ use common::corpus_dir;
 
 use std::path::PathBuf;
 
+use mdlc::build::build_model;
 use mdlc::diag::{Diagnostic, FileId, FileSpan, Sources, Span};
 use mdlc::ir::model::{AnimId, BodyOption, MaterialId, MeshId, Model};
-use mdlc::ir::{build_model, BoneId, Pose};
+use mdlc::ir::{BoneId, Pose};
 use mdlc::load::fs::MemFs;
 use mdlc::project::spec::{
     self, Attachment, BodyModel, BodyOption as SpecOption, BodyPart, DefineBone, FileRef, Lod,

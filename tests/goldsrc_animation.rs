@@ -380,7 +380,7 @@ fn build(qc: &Path, geometry: &Geometry) -> (Option<Animation>, Vec<Diagnostic>,
         &mut diags,
     )
     .expect("project reads");
-    let mut model = mdlc::ir::build::build_model(&spec, &RealFs, &mut sources, &mut diags)
+    let mut model = mdlc::build::build_model(&spec, &RealFs, &mut sources, &mut diags)
         .unwrap_or_else(|| panic!("{} builds: {diags:#?}", qc.display()));
     let a = build_animation(&mut model, geometry, &mut diags);
     let generated = model.hitbox_sets.iter().all(|s| s.boxes.is_empty());
@@ -570,7 +570,7 @@ fn model_of(qc: &Path) -> (mdlc::ir::model::Model, Vec<Diagnostic>) {
         &mut diags,
     )
     .expect("project reads");
-    let model = mdlc::ir::build::build_model(&spec, &RealFs, &mut sources, &mut diags)
+    let model = mdlc::build::build_model(&spec, &RealFs, &mut sources, &mut diags)
         .unwrap_or_else(|| panic!("{} builds: {diags:#?}", qc.display()));
     (model, diags)
 }

@@ -9,12 +9,12 @@ use common::corpus_dir;
 
 use std::path::{Path, PathBuf};
 
+use mdlc::build::build_model;
 use mdlc::diag::{Code, Diagnostic, Sources};
 use mdlc::driver::{read_project, InputKind};
 use mdlc::formats::goldsrc::geometry::{build_geometry, Geometry};
 use mdlc::formats::goldsrc::model::{GsBodyPart, GsMesh, GsModelData, GsTexture};
 use mdlc::formats::goldsrc::strips::{build_commands, decode_commands, StripCorner};
-use mdlc::ir::build::build_model;
 use mdlc::load::fs::{MemFs, RealFs};
 
 // --- a reader for the parts of an MDL v10 file this stage fills ----------------------------

@@ -7,9 +7,9 @@ use common::{corpus_dir, files_with_ext};
 
 use std::process::Command;
 
+use mdlc::build::build_model;
 use mdlc::diag::Sources;
 use mdlc::driver::{self, InputKind};
-use mdlc::ir::build::build_model;
 use mdlc::load::fs::RealFs;
 
 /// The Debug text of a model with every file id and byte range replaced: the QC and the TOML

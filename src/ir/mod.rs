@@ -10,13 +10,13 @@
 //! * Vertex weights are merged per bone, free of zero weights, and add up to 1.
 
 pub mod anim;
-pub mod build;
+
 pub mod mesh;
 pub mod model;
 pub mod skeleton;
 pub mod written;
 
 pub use anim::{Animation, FillRule, Pose, VertexAnimation};
-pub use build::build_model;
+
 pub use mesh::{Corner, Mesh, Triangle, Weight};
 pub use skeleton::{Bone, BoneId, Skeleton};

@@ -19,7 +19,7 @@ use crate::smd::{self, lower_smd, SmdModel};
 use crate::threads::spare_threads;
 
 use super::fs::{find, Fs, Lookup};
-use super::shared::{Claim, SharedSmds};
+use super::shared::{Claim, SharedParse, SharedSmds};
 use super::text::{add_text, prepare_text};
 
 /// Parses and lowers one SMD/VTA file already in `sources`. Returns the IR when the file has no
@@ -128,8 +128,6 @@ enum Prefetched {
         smd: Option<Arc<SmdModel>>,
     },
 }
-
-/// A mesh to be: a loaded file with the options of the reference that named it.
 
 /// The SMD bytes of a project below which [`SmdLoader::prefetch`] parses on one thread.
 const PARALLEL_PARSE_BYTES: usize = 1 << 20;
@@ -454,15 +452,7 @@ impl SmdLoader<'_> {
             Claim::Ready(p) => {
                 let place = sources.add(path.display().to_string(), String::new());
                 sources.share(place, p.id);
-                self.keep(
-                    path.to_path_buf(),
-                    p.id,
-                    p.text,
-                    p.stamp,
-                    p.diags,
-                    p.smd,
-                    sources,
-                );
+                self.keep(path.to_path_buf(), p, sources);
             }
             Claim::Mine(publisher) => {
                 // (unreadable: recorded as such; the dropped publisher frees the file)
@@ -479,23 +469,28 @@ impl SmdLoader<'_> {
                 // again is handed on, so that the table holds no copy of a text for the run.
                 let text = p.stamp.is_none().then(|| p.text.clone()).flatten();
                 publisher.publish(text, p.stamp, p.diags.clone(), smd.as_ref(), size);
-                self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd, sources);
+                let kept = SharedParse {
+                    id: p.id,
+                    text: p.text,
+                    stamp: p.stamp,
+                    diags: p.diags,
+                    smd,
+                };
+                self.keep(p.path, kept, sources);
             }
         }
     }
 
     /// Keeps a parsed file for [`Self::load_new`]: its text in `sources` (or only the means
     /// to read it again), its diagnostics and the lowered file.
-    fn keep(
-        &mut self,
-        path: PathBuf,
-        id: FileId,
-        text: Option<String>,
-        stamp: Option<FileStamp>,
-        diags: Vec<Diagnostic>,
-        smd: Option<Arc<SmdModel>>,
-        sources: &mut Sources,
-    ) {
+    fn keep(&mut self, path: PathBuf, p: SharedParse, sources: &mut Sources) {
+        let SharedParse {
+            id,
+            text,
+            stamp,
+            diags,
+            smd,
+        } = p;
         match (text, stamp) {
             (Some(text), _) => sources.set_text(id, text),
             (None, Some(stamp)) => sources.evict(id, path.clone(), stamp),
@@ -508,8 +503,14 @@ impl SmdLoader<'_> {
     /// [`Self::keep`] for a file parsed here (the lowered file copied by this thread when
     /// `copy`, see [`Self::prefetch`]).
     fn install(&mut self, p: Parsed, copy: bool, sources: &mut Sources) {
-        let smd = p.smd.map(|m| Arc::new(if copy { m.clone() } else { m }));
-        self.keep(p.path, p.id, p.text, p.stamp, p.diags, smd, sources);
+        let kept = SharedParse {
+            id: p.id,
+            text: p.text,
+            stamp: p.stamp,
+            diags: p.diags,
+            smd: p.smd.map(|m| Arc::new(if copy { m.clone() } else { m })),
+        };
+        self.keep(p.path, kept, sources);
     }
 
     /// Reads one file for [`Self::prefetch`]: its place in `sources` (a placeholder until it is

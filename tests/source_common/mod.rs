@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use mdlc::build::build_model;
 use mdlc::diag::{Diagnostic, Sources};
 use mdlc::driver::{read_project, InputKind};
 use mdlc::formats::source::{self, read};
-use mdlc::ir::build::build_model;
 use mdlc::load::fs::RealFs;
 
 /// The files `compile` returns: (name, bytes).

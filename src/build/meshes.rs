@@ -1,0 +1,331 @@
+//! Meshes: the body parts' files and the LOD replacement meshes loaded (step 1), then each
+//! made a [`ModelMesh`] on the merged skeleton with model material ids (step 4).
+
+use crate::diag::FileId;
+use crate::diag::{Code, Diagnostic, FileSpan, Spanned};
+use crate::ir::mesh::{Corner, Mesh, Triangle, Weight};
+use crate::ir::model::*;
+use crate::ir::skeleton::BoneId;
+use crate::ir::written::Target;
+use crate::load::LoadedSmd;
+use crate::project::spec::{self, FileRef};
+use crate::suggest::nearest;
+use std::path::PathBuf;
+
+use super::materials::material_key;
+use super::{loc, stem, Builder};
+
+/// A mesh to be: a loaded file with the options of the reference that named it.
+pub(super) struct PendingMesh {
+    pub loaded: usize,
+    pub name: String,
+    pub reverse: bool,
+    pub scale: f32,
+    pub origin_offset: [f32; 3],
+    pub flex_block: Option<Spanned<String>>,
+    pub span: FileSpan,
+    pub written: String,
+}
+
+/// A `replacemodel`: the replaced body mesh, the replacement, the span of `from`.
+pub(super) type LodReplacement = (Option<MeshId>, Option<MeshId>, FileSpan);
+
+/// What step 1 made of the body parts and LODs.
+pub(super) struct BodyMeshes {
+    /// Every mesh to make: the body parts' first, then the LOD replacements.
+    pub pending: Vec<PendingMesh>,
+    pub body_parts: Vec<BodyPart>,
+    /// How many of `pending` are body part meshes.
+    pub body_meshes: usize,
+    /// Per `$lod`: its `replacemodel`s.
+    pub lod_replacements: Vec<Vec<LodReplacement>>,
+}
+
+impl Builder<'_> {
+    /// Loads the body parts' mesh files, then the LOD replacement meshes.
+    pub(super) fn body_parts(&mut self) -> BodyMeshes {
+        let spec = self.spec;
+        let mut pending: Vec<PendingMesh> = Vec::new();
+        let mut body_parts = Vec::new();
+        for bp in &spec.body_parts {
+            let mut options = Vec::new();
+            for opt in &bp.options {
+                match opt {
+                    spec::BodyOption::Blank(l) => options.push(BodyOption::Blank(loc(*l))),
+                    spec::BodyOption::Model(m) => {
+                        if let Some(i) = self.load_mesh(&m.file, m.scale) {
+                            pending.push(PendingMesh {
+                                loaded: i,
+                                name: stem(&m.file.written),
+                                reverse: m.reverse,
+                                scale: m.scale,
+                                origin_offset: m.origin_offset,
+                                flex_block: m.flex_block.clone(),
+                                span: loc(m.file.span),
+                                written: m.name.clone(),
+                            });
+                            options.push(BodyOption::Mesh(MeshId(pending.len() as u32 - 1)));
+                        }
+                    }
+                }
+            }
+            if bp.options.is_empty() {
+                // the engine picks a part's model as `body / base % nummodels`
+                self.push(
+                    Diagnostic::new(
+                        Code::BuildEmptyBodyGroup,
+                        format!("body group `{}` has no model", bp.name.value),
+                        loc(bp.name.span),
+                        "no `studio` or `blank` in this group",
+                    )
+                    .with_note("the engine divides by a body group's number of models to pick one; Valve's HL1 compiler writes such a group anyway, and the game crashes on it")
+                    .with_note("help: add `studio \"file\"` or `blank`, or remove the group"),
+                );
+            }
+            body_parts.push(BodyPart {
+                name: bp.name.clone(),
+                options,
+                span: loc(bp.span),
+            });
+        }
+        let body_meshes = pending.len();
+        let mut lod_replacements: Vec<Vec<LodReplacement>> = Vec::new();
+        for lod in &spec.lods {
+            let mut reps = Vec::new();
+            for r in &lod.replace_models {
+                let from = self.find_body_mesh(&pending[..body_meshes], &r.from);
+                let to = self.load_mesh(&r.to, r.scale).map(|i| {
+                    pending.push(PendingMesh {
+                        loaded: i,
+                        name: stem(&r.to.written),
+                        reverse: r.reverse,
+                        scale: r.scale,
+                        origin_offset: [0.0; 3],
+                        flex_block: None,
+                        span: loc(r.to.span),
+                        written: r.name.clone(),
+                    });
+                    MeshId(pending.len() as u32 - 1)
+                });
+                reps.push((from, to, loc(r.from.span)));
+            }
+            lod_replacements.push(reps);
+        }
+
+        BodyMeshes {
+            pending,
+            body_parts,
+            body_meshes,
+            lod_replacements,
+        }
+    }
+
+    /// Loads a reference mesh; warns when it has no triangles.
+    pub(super) fn load_mesh(&mut self, fr: &FileRef, scale: f32) -> Option<usize> {
+        let i = self.load(fr, "mesh")?;
+        self.first_scale.entry(i).or_insert(scale);
+        let empty = self
+            .loader
+            .files
+            .get(i)
+            .is_none_or(|l| l.smd.mesh.as_ref().is_none_or(|m| m.triangles.is_empty()));
+        if empty {
+            self.push(
+                Diagnostic::new(
+                    Code::BuildNoTriangles,
+                    format!("mesh file `{}` has no triangles", fr.written),
+                    loc(fr.span),
+                    "this file gives no triangle",
+                )
+                .with_note(
+                    "a reference mesh has a `triangles` section; is this an animation file?",
+                ),
+            );
+        }
+        Some(i)
+    }
+
+    /// `replacemodel`/`removemodel`: a body mesh named by its file name, extension stripped,
+    /// without regard to case.
+    pub(super) fn find_body_mesh(
+        &mut self,
+        body: &[PendingMesh],
+        name: &Spanned<String>,
+    ) -> Option<MeshId> {
+        let want = stem(&name.value);
+        if let Some(i) = body.iter().position(|p| p.name.eq_ignore_ascii_case(&want)) {
+            return Some(MeshId(i as u32));
+        }
+        let mut d = Diagnostic::new(
+            Code::BuildUnknownModel,
+            format!("no model `{}` was loaded", name.value),
+            loc(name.span),
+            "not the name of a body part mesh",
+        )
+        .with_note("`replacemodel` and `removemodel` name a mesh file loaded by `$body`, `$model` or `$bodygroup`, without its extension");
+        if let Some(n) = nearest(&want, body.iter().map(|p| p.name.as_str())) {
+            d = d.with_note(format!("help: did you mean `{n}`?"));
+        } else if !body.is_empty() {
+            let names: Vec<String> = body
+                .iter()
+                .take(8)
+                .map(|p| format!("`{}`", p.name))
+                .collect();
+            d = d.with_note(format!("loaded: {}", names.join(", ")));
+        }
+        self.push(d);
+        None
+    }
+
+    /// The merged bone of each bone of a file (GoldSrc: exact name; Source: any case).
+    pub(super) fn bone_map(&self, l: &LoadedSmd, bones: &[ModelBone]) -> Vec<Option<BoneId>> {
+        l.smd
+            .skeleton
+            .bones
+            .iter()
+            .map(|b| {
+                bones
+                    .iter()
+                    .position(|x| self.same_name(&x.name, &b.name))
+                    .map(|i| BoneId(i as u32))
+            })
+            .collect()
+    }
+
+    pub(super) fn make_mesh(
+        &self,
+        p: &PendingMesh,
+        bones: &[ModelBone],
+        materials: &mut Vec<Material>,
+    ) -> ModelMesh {
+        let Some(l) = self.loader.files.get(p.loaded) else {
+            return ModelMesh {
+                name: p.name.clone(),
+                path: PathBuf::new(),
+                file: FileId(0),
+                mesh: Mesh::default(),
+                materials: Vec::new(),
+                reverse: p.reverse,
+                scale: p.scale,
+                origin_offset: p.origin_offset,
+                flex_block: p.flex_block.clone(),
+                span: p.span,
+                written: p.written.clone(),
+                file_bones: Vec::new(),
+                source_positions: Vec::new(),
+            };
+        };
+        let map = self.bone_map(l, bones);
+        let src = l.smd.mesh.clone().unwrap_or_default();
+        let gold = self.target == Target::GoldSrc;
+        let mut out = Mesh {
+            materials: src.materials.clone(),
+            triangles: Vec::with_capacity(src.triangles.len()),
+            weights: Vec::with_capacity(src.weights.len()),
+        };
+        let mapped = |b: BoneId| map.get(b.index()).copied().flatten();
+        let mut source_positions = Vec::with_capacity(src.triangles.len());
+        'tri: for t in &src.triangles {
+            let mut corners: [Option<Corner>; 3] = [None; 3];
+            for (slot, c) in corners.iter_mut().zip(&t.corners) {
+                let mut ws: Vec<Weight> = Vec::new();
+                if gold {
+                    let Some(b) = mapped(c.bone) else {
+                        continue 'tri;
+                    };
+                    ws.push(Weight {
+                        bone: b,
+                        weight: 1.0,
+                    });
+                } else {
+                    for w in src.weights_of(c) {
+                        let Some(b) = mapped(w.bone) else {
+                            continue 'tri;
+                        };
+                        ws.push(Weight {
+                            bone: b,
+                            weight: w.weight,
+                        });
+                    }
+                }
+                let Some(first) = ws.first().map(|w| w.bone) else {
+                    continue 'tri;
+                };
+                let bone = mapped(c.bone).unwrap_or(first);
+                let start = out.weights.len() as u32;
+                out.weights.extend_from_slice(&ws);
+                *slot = Some(Corner {
+                    pos: c.pos.map(|v| v * p.scale),
+                    bone,
+                    weights: (start, ws.len() as u32),
+                    ..*c
+                });
+            }
+            if let [Some(a), Some(b), Some(c)] = corners {
+                out.triangles.push(Triangle {
+                    corners: [a, b, c],
+                    ..*t
+                });
+                source_positions.push(t.corners.map(|c| c.pos));
+            }
+        }
+        // Materials: global list, case-insensitive, first spelling kept.
+        let mut mat_ids = Vec::with_capacity(out.materials.len());
+        for (i, name) in out.materials.iter().enumerate() {
+            let used_here = out.triangles.iter().any(|t| t.material as usize == i);
+            let span = out
+                .triangles
+                .iter()
+                .find(|t| t.material as usize == i)
+                .map_or(p.span, |t| t.span);
+            let id = match materials
+                .iter()
+                .position(|m| material_key(self.target, &m.name) == material_key(self.target, name))
+            {
+                Some(k) => {
+                    if let Some(m) = materials.get_mut(k) {
+                        m.used |= used_here;
+                    }
+                    k
+                }
+                None => {
+                    materials.push(Material {
+                        name: name.clone(),
+                        render_modes: Vec::new(),
+                        used: used_here,
+                        span,
+                    });
+                    materials.len() - 1
+                }
+            };
+            mat_ids.push(MaterialId(id as u32));
+        }
+        ModelMesh {
+            name: p.name.clone(),
+            path: l.path.clone(),
+            file: l.file,
+            mesh: out,
+            materials: mat_ids,
+            reverse: p.reverse,
+            scale: p.scale,
+            origin_offset: p.origin_offset,
+            flex_block: p.flex_block.clone(),
+            span: p.span,
+            written: p.written.clone(),
+            file_bones: l
+                .smd
+                .skeleton
+                .bones
+                .iter()
+                .enumerate()
+                .map(|(i, b)| MeshBone {
+                    name: b.name.clone(),
+                    parent: b.parent.map(|p| p.0),
+                    rest: self.rest_of(l, i, p.scale),
+                    bone: map.get(i).copied().flatten(),
+                })
+                .collect(),
+            source_positions,
+        }
+    }
+}
