@@ -412,7 +412,6 @@ pub fn compile_goldsrc(
     let gs = crate::formats::goldsrc::compile::compile_named(
         &mut model,
         default_name.as_deref(),
-        fs,
         sources,
         diags,
     )?;

@@ -67,7 +67,7 @@ pub fn qc(data: &[u8]) {
     let tokens = crate::qc::tokens::tokenize(main, &fs, &mut sources, &mut diags);
     let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
     if let Some(model) = crate::build::build_model(&spec, &fs, &mut sources, &mut diags) {
-        compile_both(&model, &fs, &mut sources, &mut diags);
+        compile_both(&model, &mut sources, &mut diags);
     }
     check_diagnostics(&sources, &diags);
 }
@@ -88,7 +88,7 @@ pub fn project(files: &[(String, Vec<u8>)]) -> bool {
     let spec = crate::qc::commands::parse_project(main, &tokens, None, &mut diags);
     let mut built = false;
     if let Some(model) = crate::build::build_model(&spec, &fs, &mut sources, &mut diags) {
-        built = compile_both(&model, &fs, &mut sources, &mut diags);
+        built = compile_both(&model, &mut sources, &mut diags);
     }
     check_diagnostics(&sources, &diags);
     built
@@ -98,14 +98,13 @@ pub fn project(files: &[(String, Vec<u8>)]) -> bool {
 /// must read back with every invariant holding, and their diagnostics join `diags`.
 fn compile_both(
     model: &crate::ir::model::Model,
-    fs: &dyn crate::load::fs::Fs,
     sources: &mut Sources,
     diags: &mut Vec<crate::diag::Diagnostic>,
 ) -> bool {
     let mut gold = model.clone();
     gold.target = crate::project::spec::Target::GoldSrc;
     let mut scratch = Vec::new();
-    let _ = crate::formats::goldsrc::compile::compile(&mut gold, fs, sources, &mut scratch);
+    let _ = crate::formats::goldsrc::compile::compile(&mut gold, sources, &mut scratch);
     let mut source = model.clone();
     source.target = crate::project::spec::Target::Source;
     let mut built = false;

@@ -24,6 +24,8 @@ pub mod formats;
 pub mod fuzzing;
 pub mod ir;
 pub mod load;
+#[cfg(test)]
+mod pipeline_tests;
 pub mod project;
 pub mod qc;
 pub mod smd;

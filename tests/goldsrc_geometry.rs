@@ -143,7 +143,7 @@ fn compile(qc: &Path) -> (Option<Geometry>, Vec<Diagnostic>, Sources) {
     let spec = read_project(qc, InputKind::Qc, &RealFs, None, &mut sources, &mut diags)
         .expect("the QC reads");
     let model = build_model(&spec, &RealFs, &mut sources, &mut diags).expect("the model builds");
-    let geo = build_geometry(&model, &RealFs, &mut sources, &mut diags);
+    let geo = build_geometry(&model, &mut sources, &mut diags);
     (geo, diags, sources)
 }
 
@@ -601,7 +601,7 @@ fn run(files: &[(&str, Vec<u8>)]) -> (Option<Geometry>, Vec<Diagnostic>, Sources
     )
     .expect("the QC reads");
     let model = build_model(&spec, &fs, &mut sources, &mut diags).expect("the model builds");
-    let geo = build_geometry(&model, &fs, &mut sources, &mut diags);
+    let geo = build_geometry(&model, &mut sources, &mut diags);
     (geo, diags, sources)
 }
 

@@ -1,9 +1,13 @@
 //! Materials and skin families (step 5): the global list in order of first use, then
 //! `$texrendermode` names, then texture group names; the first texture group becomes the skin
-//! table.
+//! table. GoldSrc materials get their BMP textures ([`load_texture`]).
 
-use crate::diag::{Code, Diagnostic, Spanned};
+use std::path::{Path, PathBuf};
+
+use crate::diag::{Code, Diagnostic, Sources, Spanned};
 use crate::ir::model::*;
+use crate::load::bmp::read_bmp;
+use crate::load::{find, Fs, Lookup};
 use crate::project::spec::{self, Target};
 use crate::suggest::nearest;
 
@@ -24,6 +28,7 @@ impl Builder<'_> {
                             render_modes: Vec::new(),
                             used: false,
                             span: loc(name.span),
+                            texture: None,
                         });
                         (materials.len() - 1, true)
                     }
@@ -195,6 +200,201 @@ pub(super) fn material_key(target: Target, name: &str) -> String {
                 Some(i) => s.get(..i).unwrap_or(&s).to_string(),
                 None => s,
             }
+        }
+    }
+}
+
+/// Finds and reads a GoldSrc material's BMP texture: in each `$cdtexture` folder in order (or,
+/// without one, the folder of the file that first names the material), as written and then, for
+/// a name without an extension, with `.bmp` added (with a warning: Valve's tool stops there).
+pub(super) fn load_texture(
+    m: &Material,
+    texture_dirs: &[Spanned<PathBuf>],
+    fs: &dyn Fs,
+    sources: &Sources,
+) -> Texture {
+    let mut diags = Vec::new();
+    let image = find_texture(m, texture_dirs, fs, sources, &mut diags);
+    Texture {
+        image,
+        diagnostics: diags,
+    }
+}
+
+fn find_texture(
+    m: &Material,
+    texture_dirs: &[Spanned<PathBuf>],
+    fs: &dyn Fs,
+    sources: &Sources,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Image> {
+    let rel = m.name.replace('\\', "/");
+    let dirs: Vec<PathBuf> = if texture_dirs.is_empty() {
+        // Valve's tool looks in `$cd` then; the IR does not keep it, so the folder of the file
+        // that first names the texture stands in for it.
+        vec![Path::new(sources.name(m.span.file))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()]
+    } else {
+        texture_dirs.iter().map(|d| d.value.clone()).collect()
+    };
+    let mut nearest: Option<PathBuf> = None;
+    let mut found: Option<PathBuf> = None;
+    // A name without an extension (what SMDs made for Source have: material names) is also
+    // looked up as `NAME.bmp`, where Valve's tool fails; a warning says so.
+    let mut names = vec![rel.clone()];
+    if Path::new(&rel).extension().is_none() {
+        names.push(format!("{rel}.bmp"));
+    }
+    'search: for (k, name) in names.iter().enumerate() {
+        for d in &dirs {
+            match find(fs, &d.join(name)) {
+                Lookup::Exact(p) => {
+                    found = Some(p);
+                }
+                Lookup::OtherCase(p) => {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::GsTextureOtherCase,
+                            format!("texture `{}` exists only as `{}`", m.name, p.display()),
+                            m.span,
+                            "the case of this name differs from the file's",
+                        )
+                        .with_note(format!(
+                            "the file `{}` is used; the model only builds as written on a file system that ignores case",
+                            p.display()
+                        )),
+                    );
+                    found = Some(p);
+                }
+                Lookup::Missing { nearest: n } => {
+                    if nearest.is_none() {
+                        nearest = n;
+                    }
+                    continue;
+                }
+            }
+            if k > 0 {
+                if let Some(p) = &found {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::GsTextureAddedExtension,
+                            format!("texture `{}` is read from `{}`", m.name, p.display()),
+                            m.span,
+                            "a material name without `.bmp`",
+                        )
+                        .with_note(
+                            "Valve's HL1 compiler opens the name as written and stops when there is no such file",
+                        )
+                        .with_note(format!("help: write `{name}` to build with Valve's tool too")),
+                    );
+                }
+            }
+            break 'search;
+        }
+    }
+    let Some(path) = found else {
+        let searched: Vec<String> = dirs
+            .iter()
+            .map(|d| {
+                if d.as_os_str().is_empty() {
+                    "`.`".to_string()
+                } else {
+                    format!("`{}`", d.display())
+                }
+            })
+            .collect();
+        let mut d = Diagnostic::new(
+            Code::GsTextureNotFound,
+            format!("texture `{}` not found", m.name),
+            m.span,
+            "no BMP file of this name",
+        )
+        .with_note(format!("searched {}", searched.join(", ")));
+        if let Some(dir) = texture_dirs.first() {
+            d = d.with_secondary(dir.span.span(), "texture folder given here");
+        }
+        if let Some(n) = nearest {
+            d = d.with_note(format!("help: did you mean `{}`?", n.display()));
+        }
+        diags.push(d);
+        return None;
+    };
+    let is_bmp = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("bmp"));
+    if !is_bmp {
+        diags.push(
+            Diagnostic::new(
+                Code::GsTextureNotBmp,
+                format!("texture `{}` is not a `.bmp` file", m.name),
+                m.span,
+                "GoldSrc textures are 8-bit BMP files",
+            )
+            .with_note(
+                "Valve's HL1 compiler reads only `.bmp` textures (\"unknown graphics type\")",
+            )
+            .with_note("help: convert the image to an 8-bit (256-colour) BMP and name it `….bmp`"),
+        );
+        return None;
+    }
+    let bytes = match fs.read(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            diags.push(Diagnostic::new(
+                Code::GsBmpUnreadable,
+                format!("cannot read texture `{}`: {e}", path.display()),
+                m.span,
+                "texture named here",
+            ));
+            return None;
+        }
+    };
+    match read_bmp(&bytes) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            use crate::load::bmp::BmpError as B;
+            let (code, help) = match e {
+                B::FileHeaderTruncated { .. }
+                | B::ReservedNotZero
+                | B::InfoHeaderTruncated { .. }
+                | B::InfoHeader { .. } => (
+                    Code::GsBmpHeader,
+                    "save the image again as a Windows BMP (BITMAPINFOHEADER, 40 bytes)",
+                ),
+                B::BitCount(_) => (
+                    Code::GsBmpNot8Bit,
+                    "convert the image to 256 colours (8 bits per pixel, indexed)",
+                ),
+                B::Compressed(_) => (
+                    Code::GsBmpCompressed,
+                    "save the BMP without RLE compression",
+                ),
+                B::PaletteTooLarge(_) | B::PaletteTruncated { .. } => (
+                    Code::GsBmpPalette,
+                    "save the image again with a palette of at most 256 colours",
+                ),
+                B::Dimensions { .. } | B::PixelRange { .. } | B::PixelsShort { .. } => (
+                    Code::GsBmpPixels,
+                    "save the image again; the file is truncated or its size fields are wrong",
+                ),
+            };
+            diags.push(
+                Diagnostic::new(
+                    code,
+                    format!("texture `{}` cannot be used: {e}", path.display()),
+                    m.span,
+                    "texture named here",
+                )
+                .with_note(format!(
+                    "Valve's HL1 compiler stops with \"error {} reading BMP image\"",
+                    e.valve_code()
+                ))
+                .with_note(format!("help: {help}")),
+            );
+            None
         }
     }
 }

@@ -294,6 +294,7 @@ impl Builder<'_> {
                         render_modes: Vec::new(),
                         used: used_here,
                         span,
+                        texture: None,
                     });
                     materials.len() - 1
                 }

@@ -229,6 +229,17 @@ impl Builder<'_> {
             meshes.push(self.make_mesh(p, &bones, &mut materials));
         }
         let skins = self.materials_and_skins(&mut materials);
+        if self.target == Target::GoldSrc {
+            let fs = self.loader.fs();
+            for m in &mut materials {
+                m.texture = Some(materials::load_texture(
+                    m,
+                    &spec.texture_dirs,
+                    fs,
+                    self.sources,
+                ));
+            }
+        }
 
         // 6. animations
         let (animations, anim_ids) = self.make_animations(&anim_files, &bones);

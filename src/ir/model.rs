@@ -26,7 +26,7 @@
 
 use std::path::PathBuf;
 
-use crate::diag::{FileId, FileSpan, Spanned};
+use crate::diag::{Diagnostic, FileId, FileSpan, Spanned};
 
 use super::written::{AnimCommand, Blend, Event, MotionFlag, Target, Transition};
 
@@ -181,6 +181,46 @@ pub struct Material {
     pub used: bool,
     /// Where it first appeared.
     pub span: FileSpan,
+    /// GoldSrc: the texture file the builder found and read for it (`None` for Source, whose
+    /// materials are the game's).
+    pub texture: Option<Texture>,
+}
+
+/// A GoldSrc material's texture as the load stage found and read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texture {
+    /// The decoded image; `None` when it was not found or cannot be used.
+    pub image: Option<Image>,
+    /// What finding and reading it reported (a file found in another case, a missing or broken
+    /// file), in order. The back end reports them where it takes the texture, in the order of
+    /// Valve's texture list, so that messages come as Valve's tool would give them.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// An 8-bit image with its palette (`goldsrc.md` §8.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub width: usize,
+    pub height: usize,
+    /// Rows top-down, each `stride()` bytes (the width rounded up to 4).
+    pub pixels: Vec<u8>,
+    /// 256 RGB triples (768 bytes).
+    pub palette: Vec<u8>,
+}
+
+impl Image {
+    /// Bytes per stored row: the width rounded up to a multiple of 4.
+    pub fn stride(&self) -> usize {
+        (self.width + 3) & !3
+    }
+
+    /// The palette index at column `x`, row `y` (top-down).
+    pub fn at(&self, x: usize, y: usize) -> Option<u8> {
+        if x >= self.width || y >= self.height {
+            return None;
+        }
+        self.pixels.get(y * self.stride() + x).copied()
+    }
 }
 
 /// Skin families: `families[f][r]` is the material that replaces material `r` in skin `f`.

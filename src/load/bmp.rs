@@ -13,31 +13,7 @@
 
 use std::fmt;
 
-/// A decoded 8-bit image.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Bmp {
-    pub width: usize,
-    pub height: usize,
-    /// Rows top-down, each `stride()` bytes (the width rounded up to 4).
-    pub pixels: Vec<u8>,
-    /// 256 RGB triples (768 bytes).
-    pub palette: Vec<u8>,
-}
-
-impl Bmp {
-    /// Bytes per stored row: the width rounded up to a multiple of 4.
-    pub fn stride(&self) -> usize {
-        (self.width + 3) & !3
-    }
-
-    /// The palette index at column `x`, row `y` (top-down).
-    pub fn at(&self, x: usize, y: usize) -> Option<u8> {
-        if x >= self.width || y >= self.height {
-            return None;
-        }
-        self.pixels.get(y * self.stride() + x).copied()
-    }
-}
+use crate::ir::model::Image;
 
 /// Why a BMP cannot be used. Valve's tool reports these as "error <code> reading BMP image"
 /// with the code given by [`BmpError::valve_code`].
@@ -145,7 +121,7 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 const MAX_SIDE: i32 = 65_535;
 
 /// Reads an 8-bit uncompressed BMP the way Valve's HL1 studiomdl does.
-pub fn read_bmp(bytes: &[u8]) -> Result<Bmp, BmpError> {
+pub fn read_bmp(bytes: &[u8]) -> Result<Image, BmpError> {
     if bytes.len() < 14 {
         return Err(BmpError::FileHeaderTruncated { len: bytes.len() });
     }
@@ -224,7 +200,7 @@ pub fn read_bmp(bytes: &[u8]) -> Result<Bmp, BmpError> {
             pixels.extend_from_slice(r);
         }
     }
-    Ok(Bmp {
+    Ok(Image {
         width: w,
         height: h,
         pixels,

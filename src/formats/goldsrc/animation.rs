@@ -4,7 +4,7 @@
 //! sequence descriptors with events and pivots, sequence groups, transitions, hit boxes and
 //! sequence bounding boxes — with the floating-point steps of Valve's HL1 studiomdl.
 
-mod boxes;
+pub(crate) mod boxes;
 mod frames;
 mod groups;
 mod math;

@@ -5,7 +5,6 @@
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
 use crate::ir::model::{BodyOption, Model};
-use crate::load::fs::Fs;
 
 use super::animation::build_animation;
 use super::geometry::build_geometry;
@@ -127,11 +126,10 @@ fn controller_type(axis: &str) -> Option<i32> {
 /// model is not compiled twice.
 pub fn compile(
     model: &mut Model,
-    fs: &dyn Fs,
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<GsModel> {
-    compile_named(model, None, fs, sources, diags)
+    compile_named(model, None, sources, diags)
 }
 
 /// [`compile`], with the name a model without `$modelname` takes: Valve's tool starts from the
@@ -141,7 +139,6 @@ pub fn compile(
 pub fn compile_named(
     model: &mut Model,
     default_name: Option<&str>,
-    fs: &dyn Fs,
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<GsModel> {
@@ -235,7 +232,7 @@ pub fn compile_named(
     }
 
     // --- the stages ------------------------------------------------------------------------------
-    let geometry = build_geometry(model, fs, sources, diags)?;
+    let geometry = build_geometry(model, sources, diags)?;
     if geometry.textures.is_empty() && !model.external_textures {
         let span = model.body_parts.first().map(|b| b.span);
         diags.push(

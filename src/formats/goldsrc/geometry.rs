@@ -16,16 +16,12 @@
 //! 5. corner texels made relative to the range; normals re-ordered by mesh; triangle
 //!    commands ([`super::strips`]).
 
-use std::path::{Path, PathBuf};
-
 use crate::diag::{Code, Diagnostic, FileSpan, Sources};
-use crate::ir::model::{BodyOption, Material, Model, ModelMesh};
-use crate::load::fs::{find, Fs, Lookup};
+use crate::ir::model::{BodyOption, Image, Material, Model, ModelMesh};
 
 use super::model::{GsBodyPart, GsMesh, GsModelData, GsTexture};
 use super::strips::{build_commands, StripCorner};
 use super::texture_order::{texture_order, TextureOrder};
-use crate::load::bmp::{read_bmp, Bmp};
 
 /// Body parts, textures and skins of a GoldSrc model.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -238,8 +234,8 @@ struct WorkModel {
 }
 
 /// A loaded texture and its used texel range (floats, as in Valve's tool).
-struct Tex {
-    bmp: Option<Bmp>,
+struct Tex<'m> {
+    bmp: Option<&'m Image>,
     chrome: bool,
     min_s: f32,
     max_s: f32,
@@ -250,7 +246,6 @@ struct Tex {
 /// Builds the body parts, textures and skin table (`goldsrc.md` §8.1-8.3, §8.8).
 pub fn build_geometry(
     model: &Model,
-    fs: &dyn Fs,
     sources: &mut Sources,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Geometry> {
@@ -266,7 +261,7 @@ pub fn build_geometry(
     let mut texs: Vec<Tex> = ordered
         .iter()
         .map(|m| Tex {
-            bmp: load_texture(m, model, fs, sources, diags),
+            bmp: take_texture(m, diags),
             chrome: is_chrome(&m.name),
             min_s: 9_999_999.0,
             max_s: -9_999_999.0,
@@ -420,184 +415,25 @@ fn texture_parents(model: &Model, order: &TextureOrder) -> Vec<usize> {
     parents
 }
 
-// --- 1. finding and reading textures -------------------------------------------------------
-
-fn load_texture(
-    m: &Material,
-    model: &Model,
-    fs: &dyn Fs,
-    sources: &Sources,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Bmp> {
-    let rel = m.name.replace('\\', "/");
-    let dirs: Vec<PathBuf> = if model.texture_dirs.is_empty() {
-        // Valve's tool looks in `$cd` then; the IR does not keep it, so the folder of the file
-        // that first names the texture stands in for it.
-        vec![Path::new(sources.name(m.span.file))
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default()]
-    } else {
-        model.texture_dirs.iter().map(|d| d.value.clone()).collect()
-    };
-    let mut nearest: Option<PathBuf> = None;
-    let mut found: Option<PathBuf> = None;
-    // A name without an extension (what SMDs made for Source have: material names) is also
-    // looked up as `NAME.bmp`, where Valve's tool fails; a warning says so.
-    let mut names = vec![rel.clone()];
-    if Path::new(&rel).extension().is_none() {
-        names.push(format!("{rel}.bmp"));
-    }
-    'search: for (k, name) in names.iter().enumerate() {
-        for d in &dirs {
-            match find(fs, &d.join(name)) {
-                Lookup::Exact(p) => {
-                    found = Some(p);
-                }
-                Lookup::OtherCase(p) => {
-                    diags.push(
-                        Diagnostic::new(
-                            Code::GsTextureOtherCase,
-                            format!("texture `{}` exists only as `{}`", m.name, p.display()),
-                            m.span,
-                            "the case of this name differs from the file's",
-                        )
-                        .with_note(format!(
-                            "the file `{}` is used; the model only builds as written on a file system that ignores case",
-                            p.display()
-                        )),
-                    );
-                    found = Some(p);
-                }
-                Lookup::Missing { nearest: n } => {
-                    if nearest.is_none() {
-                        nearest = n;
-                    }
-                    continue;
-                }
-            }
-            if k > 0 {
-                if let Some(p) = &found {
-                    diags.push(
-                        Diagnostic::new(
-                            Code::GsTextureAddedExtension,
-                            format!("texture `{}` is read from `{}`", m.name, p.display()),
-                            m.span,
-                            "a material name without `.bmp`",
-                        )
-                        .with_note(
-                            "Valve's HL1 compiler opens the name as written and stops when there is no such file",
-                        )
-                        .with_note(format!("help: write `{name}` to build with Valve's tool too")),
-                    );
-                }
-            }
-            break 'search;
-        }
-    }
-    let Some(path) = found else {
-        let searched: Vec<String> = dirs
-            .iter()
-            .map(|d| {
-                if d.as_os_str().is_empty() {
-                    "`.`".to_string()
-                } else {
-                    format!("`{}`", d.display())
-                }
-            })
-            .collect();
-        let mut d = Diagnostic::new(
-            Code::GsTextureNotFound,
-            format!("texture `{}` not found", m.name),
-            m.span,
-            "no BMP file of this name",
-        )
-        .with_note(format!("searched {}", searched.join(", ")));
-        if let Some(dir) = model.texture_dirs.first() {
-            d = d.with_secondary(dir.span.span(), "texture folder given here");
-        }
-        if let Some(n) = nearest {
-            d = d.with_note(format!("help: did you mean `{}`?", n.display()));
-        }
-        diags.push(d);
-        return None;
-    };
-    let is_bmp = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("bmp"));
-    if !is_bmp {
+/// A material's texture as the model builder read it (`crate::build`): what finding and
+/// reading it reported is reported now, in Valve's texture order.
+/// A model built for Source has no textures: an internal error, as the driver builds a
+/// GoldSrc model's materials with their textures.
+fn take_texture<'m>(m: &'m Material, diags: &mut Vec<Diagnostic>) -> Option<&'m Image> {
+    let Some(t) = m.texture.as_ref() else {
         diags.push(
             Diagnostic::new(
-                Code::GsTextureNotBmp,
-                format!("texture `{}` is not a `.bmp` file", m.name),
+                Code::InternalError,
+                format!("internal error: the texture of `{}` was not loaded", m.name),
                 m.span,
-                "GoldSrc textures are 8-bit BMP files",
+                "this material",
             )
-            .with_note(
-                "Valve's HL1 compiler reads only `.bmp` textures (\"unknown graphics type\")",
-            )
-            .with_note("help: convert the image to an 8-bit (256-colour) BMP and name it `….bmp`"),
+            .with_note("this is a bug in mdlc: a GoldSrc model's textures are read when its model is built"),
         );
         return None;
-    }
-    let bytes = match fs.read(&path) {
-        Ok(b) => b,
-        Err(e) => {
-            diags.push(Diagnostic::new(
-                Code::GsBmpUnreadable,
-                format!("cannot read texture `{}`: {e}", path.display()),
-                m.span,
-                "texture named here",
-            ));
-            return None;
-        }
     };
-    match read_bmp(&bytes) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            use crate::load::bmp::BmpError as B;
-            let (code, help) = match e {
-                B::FileHeaderTruncated { .. }
-                | B::ReservedNotZero
-                | B::InfoHeaderTruncated { .. }
-                | B::InfoHeader { .. } => (
-                    Code::GsBmpHeader,
-                    "save the image again as a Windows BMP (BITMAPINFOHEADER, 40 bytes)",
-                ),
-                B::BitCount(_) => (
-                    Code::GsBmpNot8Bit,
-                    "convert the image to 256 colours (8 bits per pixel, indexed)",
-                ),
-                B::Compressed(_) => (
-                    Code::GsBmpCompressed,
-                    "save the BMP without RLE compression",
-                ),
-                B::PaletteTooLarge(_) | B::PaletteTruncated { .. } => (
-                    Code::GsBmpPalette,
-                    "save the image again with a palette of at most 256 colours",
-                ),
-                B::Dimensions { .. } | B::PixelRange { .. } | B::PixelsShort { .. } => (
-                    Code::GsBmpPixels,
-                    "save the image again; the file is truncated or its size fields are wrong",
-                ),
-            };
-            diags.push(
-                Diagnostic::new(
-                    code,
-                    format!("texture `{}` cannot be used: {e}", path.display()),
-                    m.span,
-                    "texture named here",
-                )
-                .with_note(format!(
-                    "Valve's HL1 compiler stops with \"error {} reading BMP image\"",
-                    e.valve_code()
-                ))
-                .with_note(format!("help: {help}")),
-            );
-            None
-        }
-    }
+    diags.extend(t.diagnostics.iter().cloned());
+    t.image.as_ref()
 }
 
 // --- first-match search (`goldsrc.md` §8.1) ---------------------------------------------------
@@ -888,7 +724,7 @@ fn too_many(code: Code, what: &str, mesh: &ModelMesh, at: FileSpan) -> Diagnosti
 // --- 3. texture coordinates ------------------------------------------------------------------
 
 /// `TextureCoordRanges`: chrome, clamp, whole-unit packing, texels, used range.
-fn texture_coord_ranges(mesh: &mut WorkMesh, tex: &mut Tex) {
+fn texture_coord_ranges(mesh: &mut WorkMesh, tex: &mut Tex<'_>) {
     if tex.chrome {
         for tri in &mut mesh.tris {
             for c in tri.iter_mut() {
@@ -987,7 +823,7 @@ fn q_max(a: f32, b: f32) -> f32 {
 }
 
 /// `ResetTextureCoordRanges`: texels relative to the stored (cropped) texture, t flipped.
-fn reset_texture_coords(mesh: &mut WorkMesh, tex: &Tex) {
+fn reset_texture_coords(mesh: &mut WorkMesh, tex: &Tex<'_>) {
     for tri in &mut mesh.tris {
         for c in tri.iter_mut() {
             c.s = (c.s as f32 - tex.min_s) as i32;
@@ -1001,7 +837,7 @@ fn reset_texture_coords(mesh: &mut WorkMesh, tex: &Tex) {
 /// `ResizeTexture`: crop / extend (with wrap-around) to the used range, width rounded up to 4,
 /// palette through `$gamma`.
 fn resize_texture(
-    tex: &Tex,
+    tex: &Tex<'_>,
     mat: &Material,
     gamma: f32,
     diags: &mut Vec<Diagnostic>,
