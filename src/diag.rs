@@ -552,6 +552,35 @@ pub struct Label {
     pub primary: bool,
 }
 
+/// Everything one run found: the files it read (for rendering) and every diagnostic.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub sources: Sources,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Files that could not be read at all (I/O failures: exit code 2).
+    pub io_failures: usize,
+    /// Binary files read (by `inspect`), which are not in `sources`.
+    pub binary_files: usize,
+}
+
+impl Report {
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// How many files were checked (read or not).
+    pub fn sources_count(&self) -> usize {
+        self.sources.len() + self.io_failures + self.binary_files
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count()
+    }
+}
+
 /// One problem found in the input.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {

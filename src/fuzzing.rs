@@ -122,7 +122,7 @@ fn compile_both(
         let Some(mdl) = mdl else {
             panic!("a Source build without an .mdl");
         };
-        match crate::formats::source::read_files(&mdl, &mem) {
+        match crate::inspect::source::read_files(&mdl, &mem) {
             Ok(f) => {
                 let problems = crate::formats::source::check(&f);
                 assert!(problems.is_empty(), "{problems:?}");

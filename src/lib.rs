@@ -22,8 +22,10 @@ pub mod diag;
 pub mod driver;
 pub mod formats;
 pub mod fuzzing;
+pub mod inspect;
 pub mod ir;
 pub mod load;
+pub mod output;
 #[cfg(test)]
 mod pipeline_tests;
 pub mod project;

@@ -249,7 +249,7 @@ fn main() -> ExitCode {
                 return code;
             }
             let files: Vec<_> = build.outputs.into_iter().flat_map(|o| o.files).collect();
-            let written = driver::write_outputs(&files);
+            let written = mdlc::output::write_outputs(&files);
             // The process ends here: the OS takes back the texts of every file read and the
             // output bytes at once, faster than freeing them piece by piece.
             std::mem::forget(files);
@@ -283,7 +283,7 @@ fn main() -> ExitCode {
         } => {
             let query =
                 pose.map(|name| mdlc::formats::source::pose::PoseQuery { name, frame, bone });
-            let inspect = driver::inspect(&file, json, query.as_ref());
+            let inspect = mdlc::inspect::inspect(&file, json, query.as_ref());
             if !inspect.text.is_empty() {
                 let mut out = std::io::stdout().lock();
                 if let Err(e) = out

@@ -46,7 +46,7 @@ fn valve_models_keep_every_invariant() {
     );
     let mut bad = Vec::new();
     for p in &mdls {
-        let f = source::read_files(p, &RealFs).unwrap_or_else(|e| panic!("{e}"));
+        let f = mdlc::inspect::source::read_files(p, &RealFs).unwrap_or_else(|e| panic!("{e}"));
         assert!(!f.mdl.seqs.is_empty(), "{}", rel(&corpus, p));
         for problem in source::check(&f) {
             bad.push(format!("{}: {problem}", rel(&corpus, p)));
@@ -57,7 +57,8 @@ fn valve_models_keep_every_invariant() {
             frame: 0.0,
             bone: None,
         };
-        let (answer, problems) = source::inspect_pose(p, &RealFs, &q, false).unwrap();
+        let (answer, problems) =
+            mdlc::inspect::source::inspect_pose(p, &RealFs, &q, false).unwrap();
         assert!(problems.is_empty(), "{}: {problems:?}", rel(&corpus, p));
         let text = answer.unwrap_or_else(|e| panic!("{}: {e:?}", rel(&corpus, p)));
         assert_eq!(text.lines().count(), 2 + f.mdl.bones.len(), "{text}");
@@ -226,14 +227,15 @@ fn valve_dumps_of_the_animation_side() {
         ("valve_bunker_gun01", BUNKER_GUN),
         ("valve_door01_left", DOOR),
     ] {
-        let (text, problems) = source::inspect(&corpus.join(p), &RealFs, false).unwrap();
+        let (text, problems) =
+            mdlc::inspect::source::inspect(&corpus.join(p), &RealFs, false).unwrap();
         assert!(problems.is_empty(), "{problems:?}");
         let from = text.find("pose parameters (").unwrap();
         let to = text.find("VVD v").unwrap();
         insta::assert_snapshot!(name, &text[from..to]);
-        let (json, _) = source::inspect(&corpus.join(p), &RealFs, true).unwrap();
+        let (json, _) = mdlc::inspect::source::inspect(&corpus.join(p), &RealFs, true).unwrap();
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let f = source::read_files(&corpus.join(p), &RealFs).unwrap();
+        let f = mdlc::inspect::source::read_files(&corpus.join(p), &RealFs).unwrap();
         assert_eq!(
             json["mdl"]["sequences"].as_array().unwrap().len(),
             f.mdl.seqs.len()
@@ -444,7 +446,7 @@ fn pose_of_an_mdlc_build() {
     assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
     let out = dir.join("out");
     let mdl = source_common::write_files(&out, &files.unwrap());
-    let f = source::read_files(&mdl, &RealFs).unwrap();
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
     assert_eq!(source::check(&f), Vec::<String>::new());
     let a = f.mdl.anims.iter().position(|(n, _)| n == "@turn").unwrap();
     assert_eq!(f.mdl.animations[a].rec.numframes, 5);
@@ -541,7 +543,7 @@ fn sectioned_animation_round_trip() {
     let (files, diags) = source_common::compile_qc(&dir.join("long.qc"));
     assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
     let mdl = source_common::write_files(&dir.join("out"), &files.unwrap());
-    let f = source::read_files(&mdl, &RealFs).unwrap();
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(source::check(&f), Vec::<String>::new());
     let m = &f.mdl;

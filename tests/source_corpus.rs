@@ -176,11 +176,11 @@ fn corpus_models_compile_check_and_match_valve() {
             &out_root.join(Path::new(qc).parent().unwrap().file_name().unwrap()),
             &files,
         );
-        let ours = source::read_files(&mdl_path, &RealFs).unwrap();
+        let ours = mdlc::inspect::source::read_files(&mdl_path, &RealFs).unwrap();
         let problems = source::check(&ours);
         assert!(problems.is_empty(), "{qc}: {problems:?}");
         oracle_check(&mdl_path);
-        let theirs = source::read_files(&dir.join(valve), &RealFs).unwrap();
+        let theirs = mdlc::inspect::source::read_files(&dir.join(valve), &RealFs).unwrap();
         assert!(
             source::check(&theirs).is_empty(),
             "Valve's {valve}: {:?}",
@@ -219,7 +219,7 @@ fn other_source_corpus_qcs_compile_and_pass_the_checks() {
             }
             let Some(files) = files else { continue };
             let p: PathBuf = write_files(&out_root.join(qc), &files);
-            let f = source::read_files(&p, &RealFs).unwrap();
+            let f = mdlc::inspect::source::read_files(&p, &RealFs).unwrap();
             assert_eq!(source::check(&f), Vec::<String>::new(), "{}", q.display());
             oracle_check(&p);
         }

@@ -10,7 +10,6 @@ mod source_common;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use mdlc::formats::source;
 use mdlc::load::fs::RealFs;
 use source_common::*;
 
@@ -28,13 +27,13 @@ fn dumps(qc: &Path, name: &str) -> (String, serde_json::Value) {
     assert!(errors.is_empty(), "{errors:?}");
     let out = tmp("inspect", name);
     let mdl = write_files(&out, &files.expect("output"));
-    let (text, problems) = source::inspect(&mdl, &RealFs, false).unwrap();
+    let (text, problems) = mdlc::inspect::source::inspect(&mdl, &RealFs, false).unwrap();
     assert_eq!(problems, Vec::<String>::new());
-    let (json, problems) = source::inspect(&mdl, &RealFs, true).unwrap();
+    let (json, problems) = mdlc::inspect::source::inspect(&mdl, &RealFs, true).unwrap();
     assert!(problems.is_empty());
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     // the two dumps agree on what they both show
-    let f = source::read_files(&mdl, &RealFs).unwrap();
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
     assert_eq!(
         json["mdl"]["bones"].as_array().unwrap().len(),
         f.mdl.bones.len()

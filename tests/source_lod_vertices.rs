@@ -50,8 +50,8 @@ fn lod_vertex_counts_match_valve_per_mesh_and_lod() {
         assert!(!diags.iter().any(|d| d.is_error()), "{qc}");
         let stem = Path::new(qc).file_stem().unwrap();
         let mdl = write_files(&out_root.join(stem), &files.expect("output"));
-        let ours = source::read_files(&mdl, &RealFs).unwrap();
-        let theirs = source::read_files(&dir.join(valve), &RealFs).unwrap();
+        let ours = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
+        let theirs = mdlc::inspect::source::read_files(&dir.join(valve), &RealFs).unwrap();
         let (a, b) = (mesh_counts(&ours), mesh_counts(&theirs));
         assert_eq!(a.len(), b.len(), "{qc}: mesh count");
         for (x, y) in a.iter().zip(&b) {

@@ -26,12 +26,12 @@ fn build(qc: &Path, out: &Path) -> (source::Files, Vec<mdlc::diag::Diagnostic>) 
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names.len(), 5, "{names:?}");
     let mdl = write_files(out, &files);
-    let f = source::read_files(&mdl, &RealFs).unwrap();
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
     assert_eq!(source::check(&f), Vec::<String>::new());
     oracle_check(&mdl);
-    let (text, problems) = source::inspect(&mdl, &RealFs, false).unwrap();
+    let (text, problems) = mdlc::inspect::source::inspect(&mdl, &RealFs, false).unwrap();
     assert!(problems.is_empty() && text.contains("MDL v48"));
-    let (json, _) = source::inspect(&mdl, &RealFs, true).unwrap();
+    let (json, _) = mdlc::inspect::source::inspect(&mdl, &RealFs, true).unwrap();
     assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
     (f, diags)
 }
@@ -286,7 +286,7 @@ fn inspect_finishes_on_a_parent_cycle() {
     let _ = std::fs::remove_dir_all(&dir);
     let files =
         driver::compile_source(&spec, &RealFs, Some(&dir), &mut sources, &mut diags, None).unwrap();
-    driver::write_outputs(&files).unwrap();
+    mdlc::output::write_outputs(&files).unwrap();
     let mdl_path = files
         .iter()
         .map(|(p, _)| p)
@@ -301,7 +301,7 @@ fn inspect_finishes_on_a_parent_cycle() {
         mdl[o..o + 4].copy_from_slice(&parent.to_le_bytes());
     }
     std::fs::write(mdl_path, &mdl).unwrap();
-    let (_, problems) = mdlc::formats::source::inspect(mdl_path, &RealFs, false).unwrap();
+    let (_, problems) = mdlc::inspect::source::inspect(mdl_path, &RealFs, false).unwrap();
     assert!(
         problems.iter().any(|p| p.contains("not an earlier bone")),
         "{problems:?}"

@@ -1,5 +1,5 @@
-//! SMD files parsed once for all the projects of one `mdlc build` run
-//! ([`crate::driver::build_paths`] with several projects on several threads).
+//! SMD files parsed once for all the projects of one `mdlc build` run (several projects built on
+//! several threads).
 //!
 //! Models built side by side often read the same files: the high- and low-detail versions of
 //! a model, or a weapon's view models for each hand, share their animations (in the Half-Life

@@ -3,7 +3,7 @@
 //! `goldsrc.md` §5 and the name lengths, each reported as a diagnostic with a span (mdlc never
 //! writes a file that overflows a field or an engine array).
 
-use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources};
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources, Spanned};
 use crate::ir::model::{BodyOption, Model};
 
 use super::animation::build_animation;
@@ -117,6 +117,53 @@ fn cut(s: &str, n: usize) -> String {
 /// Valve's writer rejects.
 fn controller_type(axis: &str) -> Option<i32> {
     crate::ir::written::motion_bit(axis).filter(|&b| b <= 0x20)
+}
+
+/// The warnings about a model's name (`goldsrc.md` §3): without `$modelname`, the model is named
+/// after the project file (`default_name`, the file name of `project`) as Valve's tool names it
+/// after the QC path it is given; with one, where Valve's `StripExtension` would cut it
+/// elsewhere than mdlc's output path does.
+pub fn name_warnings(
+    model: &Model,
+    default_name: Option<&str>,
+    project: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match &model.name {
+        Some(n) => header_name_differs(n, diags),
+        None => {
+            let name = default_name.unwrap_or("model");
+            let header = format!("{}.mdl", valve_strip_extension(name));
+            let message =
+                format!("no `$modelname` in `{name}`: the model is named `{header}` after it");
+            let d = Diagnostic::about_file(Code::GsNoModelName, message, project)
+            .with_note("Valve's HL1 compiler names a model without `$modelname` after the QC path it is given (run from the QC's folder: the QC's file name), with `.mdl` for the extension")
+            .with_note("help: add `$modelname \"NAME.mdl\"` to choose the name");
+            diags.push(d);
+        }
+    }
+}
+
+/// Warns when Valve's `StripExtension`, which stops only at `/`, would cut a `$modelname`
+/// written with `\` elsewhere than mdlc's output path does (`..\models\foo`, a `.` in a folder
+/// name): the header keeps Valve's name, the files go where the path says.
+fn header_name_differs(name: &Spanned<String>, diags: &mut Vec<Diagnostic>) {
+    let valve = valve_strip_extension(&name.value);
+    let ours = output_base(&name.value);
+    if valve == ours {
+        return;
+    }
+    diags.push(
+        Diagnostic::new(
+            Code::GsHeaderNameDiffers,
+            format!("Valve's HL1 compiler names this model `{valve}.mdl`, not `{ours}.mdl`"),
+            name.span.span(),
+            "this name",
+        )
+        .with_note("Valve's tool removes the extension from the last `.` back to the nearest `/`, and does not stop at `\\`")
+        .with_note(format!("the header's name field keeps Valve's `{valve}.mdl`; the files are named after `{ours}`"))
+        .with_note("help: end the name with `.mdl`, or write `/` between folders"),
+    );
 }
 
 /// Compiles the model for GoldSrc. Returns `None` when an error was reported here or by a stage

@@ -17,8 +17,6 @@ pub mod records;
 pub mod strips;
 pub mod write;
 
-use std::path::Path;
-
 use crate::diag::Diagnostic;
 
 /// Compiles a Source-target model into its files: (file name relative to the output folder,
@@ -67,40 +65,32 @@ pub struct Files {
     pub raw_checksums: Vec<(String, i32)>,
 }
 
-/// Reads an MDL and whichever siblings exist.
-pub fn read_files(path: &Path, fs: &dyn crate::load::fs::Fs) -> Result<Files, String> {
-    let bytes = fs
-        .read(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let mdl = read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+/// The files of one model as read: the MDL and whichever siblings were found (the `.vvd`, and
+/// each `.vtx` variant with its bytes).
+pub fn read_set(
+    mdl: read::Mdl,
+    vvd: Option<&[u8]>,
+    vtx: &[(strips::Variant, Vec<u8>)],
+) -> Result<Files, String> {
     let mut raw_checksums = vec![("mdl".to_string(), mdl.hdr.checksum)];
-    let stem = path.with_extension("");
-    let sibling = |ext: &str| {
-        let mut s = stem.as_os_str().to_owned();
-        s.push(".");
-        s.push(ext);
-        std::path::PathBuf::from(s)
-    };
-    let vvd = match fs.read(&sibling("vvd")) {
-        Ok(b) => {
-            let v = read::read_vvd(&b).map_err(|e| format!("vvd: {e}"))?;
+    let vvd = match vvd {
+        Some(b) => {
+            let v = read::read_vvd(b).map_err(|e| format!("vvd: {e}"))?;
             raw_checksums.push(("vvd".into(), v.hdr.checksum));
             Some(v)
         }
-        Err(_) => None,
+        None => None,
     };
-    let mut vtx = Vec::new();
-    for v in strips::Variant::ALL {
-        if let Ok(b) = fs.read(&sibling(v.extension())) {
-            let x = read::read_vtx(&b).map_err(|e| format!("{}: {e}", v.extension()))?;
-            raw_checksums.push((v.extension().into(), x.hdr.check_sum));
-            vtx.push((v, x));
-        }
+    let mut out = Vec::new();
+    for (v, b) in vtx {
+        let x = read::read_vtx(b).map_err(|e| format!("{}: {e}", v.extension()))?;
+        raw_checksums.push((v.extension().into(), x.hdr.check_sum));
+        out.push((*v, x));
     }
     Ok(Files {
         mdl,
         vvd,
-        vtx,
+        vtx: out,
         raw_checksums,
     })
 }
@@ -334,7 +324,7 @@ const AL_POSE: i32 = 0x4000;
 /// decodable over the frames the engine reads, sequences pointing at existing animations,
 /// pose parameters, sequences and nodes, blend grids of `numblends` cells, a weight list,
 /// event cycles in [0, 1], no runtime-only flags, and at least one sequence.
-fn anim_problems(m: &read::Mdl) -> Vec<String> {
+pub fn anim_problems(m: &read::Mdl) -> Vec<String> {
     let mut p = Vec::new();
     let nb = m.bones.len();
     let n_anims = m.animations.len();
@@ -464,40 +454,4 @@ fn anim_problems(m: &read::Mdl) -> Vec<String> {
         }
     }
     p
-}
-
-/// Reads an MDL v48 (with its .vvd/.vtx siblings found through `fs`) for `mdlc inspect`: a
-/// readable dump (or JSON) of every record, and the invariant problems.
-pub fn inspect(
-    path: &Path,
-    fs: &dyn crate::load::fs::Fs,
-    json: bool,
-) -> Result<(String, Vec<String>), String> {
-    let f = read_files(path, fs)?;
-    let problems = check(&f);
-    let text = if json {
-        let mut t = dump::to_json(&f, &problems).to_string();
-        t.push('\n');
-        t
-    } else {
-        dump::to_text(&f, &problems)
-    };
-    Ok((text, problems))
-}
-
-/// `mdlc inspect --pose`: reads the MDL (the pose needs no VVD or VTX), then answers the pose
-/// query (the text or JSON of [`pose::pose_report`], or why it cannot be answered), with the
-/// problems of the animation side.
-pub fn inspect_pose(
-    path: &Path,
-    fs: &dyn crate::load::fs::Fs,
-    query: &pose::PoseQuery,
-    json: bool,
-) -> Result<(Result<String, pose::PoseError>, Vec<String>), String> {
-    let bytes = fs
-        .read(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let mdl = read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let problems = anim_problems(&mdl);
-    Ok((pose::pose_report(&mdl, query, json), problems))
 }
