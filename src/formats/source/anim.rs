@@ -10,7 +10,9 @@ use crate::ir::written::motion_bit;
 
 use super::animcodec::{self, AnimInput, BoneBase, Encoded, LocalPose};
 use super::math::{self, Aabb, M34};
-use super::prepare::{PBodyPart, PBone, PHitboxSet};
+use super::model::{
+    AnimPlan, PAnim, PAutoLayer, PBodyPart, PBone, PEvent, PHitboxSet, PMovement, PPoseParam, PSeq,
+};
 
 /// Animation flags shared by animdescs and seqdescs (§3.1).
 pub const LOOPING: i32 = 0x1;
@@ -30,108 +32,6 @@ const MAX_EVENT_OPTIONS: usize = 63;
 const MAX_POSE_PARAMS: usize = 24;
 const MAX_NODES: usize = 127;
 const MAX_EVENTS: usize = 255;
-
-/// `mstudiomovement_t` (§3.3).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PMovement {
-    pub endframe: i32,
-    pub motionflags: i32,
-    pub v0: f32,
-    pub v1: f32,
-    pub angle: f32,
-    pub vector: [f32; 3],
-    pub position: [f32; 3],
-}
-
-/// One animation (`mstudioanimdesc_t`, §3) with its local poses and encoded records.
-pub struct PAnim {
-    pub name: String,
-    pub fps: f32,
-    pub flags: i32,
-    pub num_frames: usize,
-    /// `num_frames × bones`, frame-major, after §2.4 and §2.5.
-    pub frames: Vec<LocalPose>,
-    /// Per bone (§6.6), and position weights for delta animations.
-    pub weights: Vec<f32>,
-    pub pos_weights: Vec<f32>,
-    pub movements: Vec<PMovement>,
-    pub encoded: Encoded,
-}
-
-/// `mstudioevent_t` (§6.3).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PEvent {
-    pub cycle: f32,
-    pub event: i32,
-    pub kind: i32,
-    pub options: String,
-    /// Named events only; empty for numbered ones.
-    pub name: String,
-}
-
-/// `mstudioautolayer_t` (§6.7).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PAutoLayer {
-    pub sequence: i16,
-    pub pose: i16,
-    pub flags: i32,
-    pub start: f32,
-    pub peak: f32,
-    pub tail: f32,
-    pub end: f32,
-}
-
-/// `mstudioseqdesc_t` (§6).
-pub struct PSeq {
-    pub name: String,
-    pub activity: String,
-    pub actweight: i32,
-    pub flags: i32,
-    /// Animation indices, `groupsize[0] × groupsize[1]`, x fastest (§6.4).
-    pub anims: Vec<i16>,
-    pub groupsize: [i32; 2],
-    pub paramindex: [i32; 2],
-    pub paramstart: [f32; 2],
-    pub paramend: [f32; 2],
-    /// Pose keys when a grid axis has more than one entry (§6.4); empty otherwise.
-    pub posekeys: Vec<f32>,
-    pub events: Vec<PEvent>,
-    pub fadein: f32,
-    pub fadeout: f32,
-    pub entry_node: i32,
-    pub exit_node: i32,
-    pub nodeflags: i32,
-    /// One weight per bone (§6.6).
-    pub weights: Vec<f32>,
-    pub autolayers: Vec<PAutoLayer>,
-    pub bbox: ([f32; 3], [f32; 3]),
-    pub keyvalues: Option<String>,
-}
-
-/// `mstudioposeparamdesc_t` (§6.5).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PPoseParam {
-    pub name: String,
-    pub flags: i32,
-    pub start: f32,
-    pub end: f32,
-    pub loop_range: f32,
-}
-
-/// Everything the animation side adds to the plan.
-pub struct AnimPlan {
-    pub anims: Vec<PAnim>,
-    pub seqs: Vec<PSeq>,
-    pub pose_params: Vec<PPoseParam>,
-    /// Node names, numbered from 1 in this order (§6.10).
-    pub nodes: Vec<String>,
-    /// `nodes² ` transition bytes (§6.10).
-    pub node_table: Vec<u8>,
-    /// Per bone: `(posscale, rotscale)` (§5.1).
-    pub scales: Vec<([f32; 3], [f32; 3])>,
-    /// `$includemodel` files, `models/` prepended (§8.2).
-    pub include_models: Vec<String>,
-}
 
 /// What the plan already knows that the animation side needs.
 pub struct Context<'a> {

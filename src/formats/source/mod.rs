@@ -1,15 +1,17 @@
 //! The Source back end, geometry side: MDL v48 + VVD v4 + VTX v7 (`.dx90`, `.dx80`, `.sw`)
 //! sharing one checksum (`../shared/spec/source-geometry.md`).
 //!
-//! Stages: [`prepare`] turns the IR [`Model`](crate::ir::model::Model) into a plan (bone table,
-//! textures, welded meshes per LOD, flags, hit boxes); [`strips`] cuts each mesh and LOD into
-//! VTX strip groups and strips within the bone limits, ordered by meshopt; [`write`] lays out
-//! the files; [`read`] reads them back for [`inspect`] and the tests.
+//! Stages: [`prepare`] turns the IR [`Model`](crate::ir::model::Model) into the contract type
+//! [`model::SourceModel`] (bone table, textures, welded meshes per LOD, flags, hit boxes, the
+//! animation side from [`anim`] and [`animcodec`], and the VTX strip groups [`strips`] cuts
+//! within the bone limits, ordered by meshopt); [`write`] only lays it out; [`read`] reads the
+//! files back for `mdlc inspect` (`crate::inspect`) and the tests.
 
 pub mod anim;
 pub mod animcodec;
 pub mod dump;
 pub mod math;
+pub mod model;
 pub mod pose;
 pub mod prepare;
 pub mod read;
@@ -25,7 +27,7 @@ pub fn compile(
     model: &crate::ir::model::Model,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(String, Vec<u8>)>> {
-    let plan = prepare::prepare(model, diags)?;
+    let plan: model::SourceModel = prepare::prepare(model, diags)?;
     let mut mdl = write::write_mdl(&plan);
     let check = write::checksum(&mdl);
     let len = mdl.len() as i32;

@@ -10,101 +10,17 @@ use crate::ir::model::{BodyOption, MeshId, Model};
 use crate::ir::BoneId;
 
 use super::math::{self, Aabb, M34};
+use super::model::{
+    PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PMesh, PModel, PVertex, SourceModel,
+    VtxStrips,
+};
+use super::strips::{self, Variant};
 
 /// Largest number of vertices one mesh may have (`origMeshVertID` is a u16).
 pub const MAX_MESH_VERTS: usize = 65_535;
 /// `MAXSTUDIOVERTS`: studiomdl refuses models with this many vertices or more.
 pub const MAX_MODEL_VERTS: usize = 65_536;
 pub const MAX_LODS: usize = 8;
-
-pub struct PBone {
-    pub name: String,
-    pub parent: Option<usize>,
-    pub pos: [f32; 3],
-    pub quat: [f32; 4],
-    pub rot: [f32; 3],
-    pub pose_to_bone: M34,
-    /// Model-space bind pose.
-    pub world: M34,
-    pub flags: i32,
-}
-
-pub struct PVertex {
-    pub pos: [f32; 3],
-    pub normal: [f32; 3],
-    /// v already flipped.
-    pub uv: [f32; 2],
-    /// Output bone indices and weights, largest first, 1..=3 entries.
-    pub weights: Vec<(u8, f32)>,
-    pub tangent: [f32; 4],
-    /// Highest LOD that uses the vertex.
-    pub group: usize,
-}
-
-pub struct PMesh {
-    /// Skin-table column (texture index).
-    pub material: usize,
-    /// Final order: LOD group descending.
-    pub vertices: Vec<PVertex>,
-    /// Per LOD: triangles as mesh-local vertex indices (winding already reversed).
-    pub lod_tris: Vec<Vec<[u32; 3]>>,
-    pub num_lod_vertexes: [i32; 8],
-}
-
-pub struct PModel {
-    pub name: String,
-    pub meshes: Vec<PMesh>,
-}
-
-pub struct PBodyPart {
-    pub name: String,
-    pub models: Vec<PModel>,
-}
-
-pub struct PAttachment {
-    pub name: String,
-    pub bone: usize,
-    pub local: M34,
-}
-
-pub struct PHitbox {
-    pub bone: usize,
-    pub group: i32,
-    pub min: [f32; 3],
-    pub max: [f32; 3],
-    pub name: String,
-}
-
-pub struct PHitboxSet {
-    pub name: String,
-    pub boxes: Vec<PHitbox>,
-}
-
-/// Everything the writers need.
-pub struct Plan {
-    pub name: String,
-    pub static_prop: bool,
-    pub flags: i32,
-    pub bones: Vec<PBone>,
-    pub textures: Vec<String>,
-    pub cd_materials: Vec<String>,
-    pub skins: Vec<Vec<i16>>,
-    pub body_parts: Vec<PBodyPart>,
-    pub num_lods: usize,
-    /// switchPoint per LOD.
-    pub lod_switch: Vec<f32>,
-    pub attachments: Vec<PAttachment>,
-    pub hitbox_sets: Vec<PHitboxSet>,
-    /// Animations, sequences, pose parameters, nodes and bone scales.
-    pub anim: super::anim::AnimPlan,
-    pub eye_position: [f32; 3],
-    pub illum_position: [f32; 3],
-    pub hull: ([f32; 3], [f32; 3]),
-    pub view_bb: ([f32; 3], [f32; 3]),
-    pub surface_prop: String,
-    pub contents: i32,
-    pub keyvalues: Option<String>,
-}
 
 /// One triangle corner after the weight cleanup, before welding.
 struct CornerIn {
@@ -193,7 +109,7 @@ fn contents_flag(name: &str) -> i32 {
 }
 
 /// Builds the plan; `None` after an error diagnostic.
-pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
+pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel> {
     let static_prop = model.static_prop;
     let nbones_ir = model.bones.len();
 
@@ -848,7 +764,8 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
             .unwrap_or(t);
         format!("mdlkeyvalue\n{{\n{}\n}}\n", inner.trim())
     });
-    Some(Plan {
+    let strips = strip_groups(&body_parts, num_lods, static_prop);
+    Some(SourceModel {
         name,
         static_prop,
         flags,
@@ -881,7 +798,36 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<Plan> {
             .unwrap_or_else(|| "default".into()),
         contents,
         keyvalues,
+        strips,
     })
+}
+
+/// The VTX strip groups of every variant: `[model][lod][mesh]`, models in body part order
+/// (`source-geometry.md` §8.3–§8.4).
+fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) -> Vec<VtxStrips> {
+    Variant::ALL
+        .into_iter()
+        .map(|variant| VtxStrips {
+            variant,
+            groups: body_parts
+                .iter()
+                .flat_map(|b| b.models.iter())
+                .map(|m| {
+                    (0..num_lods)
+                        .map(|l| {
+                            m.meshes
+                                .iter()
+                                .map(|mesh| {
+                                    let tris = mesh.lod_tris.get(l).map_or(&[][..], Vec::as_slice);
+                                    strips::build(&mesh.vertices, tris, variant, static_prop)
+                                })
+                                .collect()
+                        })
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// Weld key: exact position and uv bits, and the links.

@@ -3,8 +3,8 @@
 //! than 32,767 vertices or indices, each strip's triangles reordered by meshopt's vertex-cache
 //! optimiser and its vertices stored in first-use order (vertex-fetch order).
 
-use super::prepare::PVertex;
-use super::records::{VtxBoneStateChange, VtxStrip, VtxStripGroup, VtxVertex};
+use super::model::{Group, PVertex};
+use super::records::{VtxBoneStateChange, VtxStrip, VtxVertex};
 
 /// studiomdl's signed-16-bit limit on strip-group vertices and indices.
 pub const MAX_GROUP: usize = 32_767;
@@ -39,27 +39,6 @@ impl Variant {
         match self {
             Variant::Sw => 512,
             _ => 24,
-        }
-    }
-}
-
-/// A built strip group, with its records' counts filled and offsets relative to the group's
-/// own arrays (the writer turns them into byte offsets).
-pub struct Group {
-    pub flags: u8,
-    pub verts: Vec<VtxVertex>,
-    pub indices: Vec<u16>,
-    pub strips: Vec<(VtxStrip, Vec<VtxBoneStateChange>)>,
-}
-
-impl Group {
-    pub fn header(&self) -> VtxStripGroup {
-        VtxStripGroup {
-            num_verts: self.verts.len() as i32,
-            num_indices: self.indices.len() as i32,
-            num_strips: self.strips.len() as i32,
-            flags: self.flags,
-            ..Default::default()
         }
     }
 }

@@ -2,9 +2,9 @@
 //! string table patched in last), the VVD (§7) and the three VTX variants (§8), and the one
 //! checksum they share (§10).
 
-use super::prepare::Plan;
+use super::model::{Group, SourceModel};
 use super::records::*;
-use super::strips::{self, Group, Variant};
+use super::strips::Variant;
 
 /// Pending string references: (field position, base the offset is relative to, string).
 #[derive(Default)]
@@ -46,7 +46,7 @@ fn field(at: usize, off: usize) -> usize {
 /// Animation descriptions, their record chains and movements, sequences with their events,
 /// layers, weights and animation indices, and the transition nodes (`source-animation.md` §9.1
 /// rows 3–10).
-fn write_animation_side(plan: &Plan, o: &mut Out, st: &mut Strings, h: &mut StudioHdr) {
+fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &mut StudioHdr) {
     let ap = &plan.anim;
     h.numlocalanim = ap.anims.len() as i32;
     h.localanimindex = o.pos() as i32;
@@ -216,7 +216,7 @@ fn write_animation_side(plan: &Plan, o: &mut Out, st: &mut Strings, h: &mut Stud
 }
 
 /// Writes the MDL image with checksum and length still zero.
-pub fn write_mdl(plan: &Plan) -> Vec<u8> {
+pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
     let mut o = Out::default();
     let mut st = Strings::default();
     let mut h = StudioHdr {
@@ -459,9 +459,9 @@ pub fn checksum(mdl: &[u8]) -> i32 {
 }
 
 /// The VVD: header, fix-ups, vertices and tangents in LOD-group file order.
-pub fn write_vvd(plan: &Plan, check: i32) -> Vec<u8> {
+pub fn write_vvd(plan: &SourceModel, check: i32) -> Vec<u8> {
     struct MeshRef<'a> {
-        mesh: &'a super::prepare::PMesh,
+        mesh: &'a super::model::PMesh,
     }
     let meshes: Vec<MeshRef> = plan
         .body_parts
@@ -560,30 +560,19 @@ pub fn write_vvd(plan: &Plan, check: i32) -> Vec<u8> {
 }
 
 /// One VTX variant.
-pub fn write_vtx(plan: &Plan, variant: Variant, check: i32) -> Vec<u8> {
+pub fn write_vtx(plan: &SourceModel, variant: Variant, check: i32) -> Vec<u8> {
     let nl = plan.num_lods;
-    // build every group first: [model][lod][mesh] -> groups
-    let models: Vec<&super::prepare::PModel> = plan
+    let models: Vec<&super::model::PModel> = plan
         .body_parts
         .iter()
         .flat_map(|b| b.models.iter())
         .collect();
-    let built: Vec<Vec<Vec<Vec<Group>>>> = models
+    let no_groups = Vec::new();
+    let built: &Vec<Vec<Vec<Vec<Group>>>> = plan
+        .strips
         .iter()
-        .map(|m| {
-            (0..nl)
-                .map(|l| {
-                    m.meshes
-                        .iter()
-                        .map(|mesh| {
-                            let tris = mesh.lod_tris.get(l).map(|t| t.as_slice()).unwrap_or(&[]);
-                            strips::build(&mesh.vertices, tris, variant, plan.static_prop)
-                        })
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
+        .find(|s| s.variant == variant)
+        .map_or(&no_groups, |s| &s.groups);
     let nbp = plan.body_parts.len();
     let nmodels = models.len();
     let nlods = nmodels * nl;
@@ -671,7 +660,7 @@ pub fn write_vtx(plan: &Plan, variant: Variant, check: i32) -> Vec<u8> {
         }
     }
     let mut group_i = 0;
-    for lods in &built {
+    for lods in built {
         for meshes in lods {
             for groups in meshes {
                 let at = o.pos();

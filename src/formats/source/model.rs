@@ -1,0 +1,236 @@
+//! The Source back end's contract: [`SourceModel`], every value of the `.mdl`, `.vvd` and `.vtx`
+//! files decided (`source-geometry.md` §5–§8, `source-animation.md` §3–§6). [`super::prepare`]
+//! (with [`super::anim`] and [`super::strips`]) makes it from the IR; the writers lay it out and
+//! decide nothing. The `P` of the record names stands for "prepared": each is one on-disk record
+//! (or a run of them) with its values final and its links still indices.
+
+use super::animcodec::{Encoded, LocalPose};
+use super::math::M34;
+use super::records::{VtxBoneStateChange, VtxStrip, VtxStripGroup, VtxVertex};
+use super::strips::Variant;
+
+pub struct PBone {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub pos: [f32; 3],
+    pub quat: [f32; 4],
+    pub rot: [f32; 3],
+    pub pose_to_bone: M34,
+    /// Model-space bind pose.
+    pub world: M34,
+    pub flags: i32,
+}
+
+pub struct PVertex {
+    pub pos: [f32; 3],
+    pub normal: [f32; 3],
+    /// v already flipped.
+    pub uv: [f32; 2],
+    /// Output bone indices and weights, largest first, 1..=3 entries.
+    pub weights: Vec<(u8, f32)>,
+    pub tangent: [f32; 4],
+    /// Highest LOD that uses the vertex.
+    pub group: usize,
+}
+
+pub struct PMesh {
+    /// Skin-table column (texture index).
+    pub material: usize,
+    /// Final order: LOD group descending.
+    pub vertices: Vec<PVertex>,
+    /// Per LOD: triangles as mesh-local vertex indices (winding already reversed).
+    pub lod_tris: Vec<Vec<[u32; 3]>>,
+    pub num_lod_vertexes: [i32; 8],
+}
+
+pub struct PModel {
+    pub name: String,
+    pub meshes: Vec<PMesh>,
+}
+
+pub struct PBodyPart {
+    pub name: String,
+    pub models: Vec<PModel>,
+}
+
+pub struct PAttachment {
+    pub name: String,
+    pub bone: usize,
+    pub local: M34,
+}
+
+pub struct PHitbox {
+    pub bone: usize,
+    pub group: i32,
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+    pub name: String,
+}
+
+pub struct PHitboxSet {
+    pub name: String,
+    pub boxes: Vec<PHitbox>,
+}
+
+/// Everything the three files hold, every value decided: what [`super::prepare::prepare`] makes
+/// of the IR [`Model`](crate::ir::model::Model) and the writers ([`super::write`]) only lay out.
+pub struct SourceModel {
+    pub name: String,
+    pub static_prop: bool,
+    pub flags: i32,
+    pub bones: Vec<PBone>,
+    pub textures: Vec<String>,
+    pub cd_materials: Vec<String>,
+    pub skins: Vec<Vec<i16>>,
+    pub body_parts: Vec<PBodyPart>,
+    pub num_lods: usize,
+    /// switchPoint per LOD.
+    pub lod_switch: Vec<f32>,
+    pub attachments: Vec<PAttachment>,
+    pub hitbox_sets: Vec<PHitboxSet>,
+    /// Animations, sequences, pose parameters, nodes and bone scales.
+    pub anim: AnimPlan,
+    pub eye_position: [f32; 3],
+    pub illum_position: [f32; 3],
+    pub hull: ([f32; 3], [f32; 3]),
+    pub view_bb: ([f32; 3], [f32; 3]),
+    pub surface_prop: String,
+    pub contents: i32,
+    pub keyvalues: Option<String>,
+    /// The VTX strip groups of each variant (`.dx90`, `.dx80`, `.sw`, in [`Variant::ALL`]
+    /// order): `[model][lod][mesh]`, models in body part order.
+    pub strips: Vec<VtxStrips>,
+}
+
+/// One VTX variant's strip groups: `groups[model][lod][mesh]`.
+pub struct VtxStrips {
+    pub variant: Variant,
+    pub groups: Vec<Vec<Vec<Vec<Group>>>>,
+}
+
+// --- animation side ------------------------------------------------------------------------
+
+/// `mstudiomovement_t` (§3.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PMovement {
+    pub endframe: i32,
+    pub motionflags: i32,
+    pub v0: f32,
+    pub v1: f32,
+    pub angle: f32,
+    pub vector: [f32; 3],
+    pub position: [f32; 3],
+}
+
+/// One animation (`mstudioanimdesc_t`, §3) with its local poses and encoded records.
+pub struct PAnim {
+    pub name: String,
+    pub fps: f32,
+    pub flags: i32,
+    pub num_frames: usize,
+    /// `num_frames × bones`, frame-major, after §2.4 and §2.5.
+    pub frames: Vec<LocalPose>,
+    /// Per bone (§6.6), and position weights for delta animations.
+    pub weights: Vec<f32>,
+    pub pos_weights: Vec<f32>,
+    pub movements: Vec<PMovement>,
+    pub encoded: Encoded,
+}
+
+/// `mstudioevent_t` (§6.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PEvent {
+    pub cycle: f32,
+    pub event: i32,
+    pub kind: i32,
+    pub options: String,
+    /// Named events only; empty for numbered ones.
+    pub name: String,
+}
+
+/// `mstudioautolayer_t` (§6.7).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PAutoLayer {
+    pub sequence: i16,
+    pub pose: i16,
+    pub flags: i32,
+    pub start: f32,
+    pub peak: f32,
+    pub tail: f32,
+    pub end: f32,
+}
+
+/// `mstudioseqdesc_t` (§6).
+pub struct PSeq {
+    pub name: String,
+    pub activity: String,
+    pub actweight: i32,
+    pub flags: i32,
+    /// Animation indices, `groupsize[0] × groupsize[1]`, x fastest (§6.4).
+    pub anims: Vec<i16>,
+    pub groupsize: [i32; 2],
+    pub paramindex: [i32; 2],
+    pub paramstart: [f32; 2],
+    pub paramend: [f32; 2],
+    /// Pose keys when a grid axis has more than one entry (§6.4); empty otherwise.
+    pub posekeys: Vec<f32>,
+    pub events: Vec<PEvent>,
+    pub fadein: f32,
+    pub fadeout: f32,
+    pub entry_node: i32,
+    pub exit_node: i32,
+    pub nodeflags: i32,
+    /// One weight per bone (§6.6).
+    pub weights: Vec<f32>,
+    pub autolayers: Vec<PAutoLayer>,
+    pub bbox: ([f32; 3], [f32; 3]),
+    pub keyvalues: Option<String>,
+}
+
+/// `mstudioposeparamdesc_t` (§6.5).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PPoseParam {
+    pub name: String,
+    pub flags: i32,
+    pub start: f32,
+    pub end: f32,
+    pub loop_range: f32,
+}
+
+/// Everything the animation side adds to the plan.
+pub struct AnimPlan {
+    pub anims: Vec<PAnim>,
+    pub seqs: Vec<PSeq>,
+    pub pose_params: Vec<PPoseParam>,
+    /// Node names, numbered from 1 in this order (§6.10).
+    pub nodes: Vec<String>,
+    /// `nodes² ` transition bytes (§6.10).
+    pub node_table: Vec<u8>,
+    /// Per bone: `(posscale, rotscale)` (§5.1).
+    pub scales: Vec<([f32; 3], [f32; 3])>,
+    /// `$includemodel` files, `models/` prepended (§8.2).
+    pub include_models: Vec<String>,
+}
+
+// --- VTX ---------------------------------------------------------------------------------------
+
+/// A built strip group, with its records' counts filled and offsets relative to the group's
+/// own arrays (the writer turns them into byte offsets).
+pub struct Group {
+    pub flags: u8,
+    pub verts: Vec<VtxVertex>,
+    pub indices: Vec<u16>,
+    pub strips: Vec<(VtxStrip, Vec<VtxBoneStateChange>)>,
+}
+
+impl Group {
+    pub fn header(&self) -> VtxStripGroup {
+        VtxStripGroup {
+            num_verts: self.verts.len() as i32,
+            num_indices: self.indices.len() as i32,
+            num_strips: self.strips.len() as i32,
+            flags: self.flags,
+            ..Default::default()
+        }
+    }
+}
