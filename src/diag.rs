@@ -838,7 +838,7 @@ impl SourceFile {
 ///
 /// A file's id is its place in the list, or a *shared* id ([`FileId::is_shared`]) bound to a
 /// place with [`Sources::share`]: the projects of one batch that read the same SMD file use
-/// one parse of it (`crate::build::SharedSmds`), whose spans carry one id in all of them.
+/// one parse of it (`crate::load::shared::SharedSmds`), whose spans carry one id in all of them.
 #[derive(Debug, Default)]
 pub struct Sources {
     files: Vec<SourceFile>,

@@ -1,13 +1,17 @@
-//! The driver: the one recipe that runs the stages in order. With the CLI, it is the only code
-//! that touches files; every stage it calls is a function of its input.
+//! The driver: the recipes that run the stages in order, and nothing else. Files are read by the
+//! load stage (`crate::load`) and written by `crate::output`; every stage called here is a
+//! function of its input (docs/design.md).
 //!
-//! Recipes today:
+//! Recipes:
 //! * `check` of an SMD/VTA file: read bytes → check they are text → parse → lower (only when
 //!   the parse found no error, so one broken line is reported once, not again by every later
 //!   stage).
 //! * `check` of a project (QC or TOML): read the project into a `ProjectSpec` (QC: tokenize with
 //!   includes and macros, then commands) → build the model IR, which loads and checks every
 //!   file the project references.
+//! * `build` of projects: read each project → build the model → compile it with the target's
+//!   back end → the files to write (`crate::output::write_outputs` writes them); several
+//!   projects on several threads, sharing their SMD files, joined in input order.
 //! * `import-qc`: read a QC project → write it as TOML, after checking that the TOML reads
 //!   back into the same `ProjectSpec`.
 
@@ -258,7 +262,7 @@ pub struct Build {
 }
 
 /// Reads a project and compiles it for GoldSrc: the header name and the files' bytes, named
-/// from `base` (see [`output_path`]). `None` when an error was reported.
+/// from `base` (see [`output_path`](crate::output::output_path)). `None` when an error was reported.
 ///
 /// Without `$modelname`, the model is named after the project file (`foo.qc` → `foo.mdl` in
 /// the header, group files `models\foo01.mdl`), as Valve's tool names it after the QC path
@@ -302,7 +306,7 @@ pub fn compile_goldsrc(
 }
 
 /// Reads a project and compiles it for Source: `<base>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`
-/// and `.sw.vtx`, where `<base>` is [`output_path`]. `None` when an error was reported.
+/// and `.sw.vtx`, where `<base>` is [`output_path`](crate::output::output_path). `None` when an error was reported.
 /// `shared`: as for [`compile_goldsrc`].
 pub fn compile_source(
     spec: &ProjectSpec,
@@ -334,7 +338,7 @@ pub fn compile_source(
 }
 
 /// `mdlc build`: reads each project, builds its model and compiles it; writes nothing itself
-/// (see [`write_outputs`]).
+/// (see [`write_outputs`](crate::output::write_outputs)).
 ///
 /// Projects are independent: with several of them, they are built on as many threads as the
 /// machine has cores, each into its own [`Build`], and the builds are then joined in input

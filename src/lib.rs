@@ -4,13 +4,18 @@
 //! # The pipeline
 //!
 //! ```text
-//! inputs (*.smd, *.vta; later model.toml, *.qc, *.bmp)
-//!   -> front ends  smd::parse            text -> syntax tree (every item with its span)
-//!   -> lowering    ir::lower             syntax tree -> engine-neutral IR (full f32)
-//!   -> validation, passes, back ends     (later issues)
-//!   -> driver      driver                the one recipe that calls the stages; with the CLI,
-//!                                        the only code that touches files
+//! inputs (model.toml | *.qc, *.smd, *.vta, *.bmp)
+//!   -> load        load             files found (case-insensitive fallback), read, made text;
+//!                                   SMD files parsed once per run, in parallel
+//!   -> front ends  smd, qc, project text -> syntax -> IR pieces / ProjectSpec
+//!   -> build       build            ProjectSpec + files -> ir::Model (engine-neutral, full f32)
+//!   -> back ends   formats          ir::Model -> GsModel / SourceModel -> bytes
+//!   -> outputs     output           paths, atomic writes;  inspect: reads compiled models back
+//!   driver                          the recipe that calls the stages; nothing else
 //! ```
+//!
+//! Imports go one way (docs/design.md; `tests/layers.rs` checks it): no stage uses the driver,
+//! the back ends see the front ends only through the IR.
 //!
 //! Every stage reports problems as [`diag::Diagnostic`]s and goes on, so one run shows every
 //! independent problem. Nothing in the library panics on input, whatever the bytes.

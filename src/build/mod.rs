@@ -20,10 +20,10 @@
 //!
 //! Every independent problem is reported; the model is returned only when none is an error.
 //!
-//! One file per concern: [`meshes`] (body parts, LOD meshes, the meshes on the merged skeleton),
-//! [`skeleton`] (renames and the skeleton merge of each engine), [`materials`] (materials, skin
-//! families, GoldSrc textures), [`animations`], [`sequences`], [`references`] (bones that
-//! commands name); this file holds the recipe ([`Builder::run`]).
+//! One file per concern: `meshes` (body parts, LOD meshes, the meshes on the merged skeleton),
+//! `skeleton` (renames and the skeleton merge of each engine), `materials` (materials, skin
+//! families, GoldSrc textures), `animations`, `sequences`, `references` (bones that commands
+//! name); this file holds the recipe (`Builder::run`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -53,7 +53,7 @@ pub fn build_model(
 }
 
 /// [`build_model`] as one of several projects built at once: SMD files another of them parsed
-/// and still holds are taken from `shared` rather than parsed again (see [`super::shared`]).
+/// and still holds are taken from `shared` rather than parsed again (see [`crate::load::shared`]).
 pub fn build_model_sharing(
     spec: &ProjectSpec,
     fs: &dyn Fs,

@@ -1,4 +1,4 @@
-//! The whole model, engine-neutral: what [`build_model`](super::build::build_model) makes of a
+//! The whole model, engine-neutral: what [`build_model`](crate::build::build_model) makes of a
 //! [`ProjectSpec`](crate::project::ProjectSpec) and the SMD files it names, and what the GoldSrc
 //! (MDL v10) and Source (MDL v48) back ends read.
 //!

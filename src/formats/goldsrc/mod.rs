@@ -4,7 +4,8 @@
 //! Stages, in the order `compile` runs them:
 //! 1. [`geometry`]: vertices and normals in bone space with Valve's precision rules, meshes,
 //!    textures from 8-bit BMPs (cropped to the used texels), skin families, triangle commands
-//!    from Valve's greedy strip/fan builder ([`strips`]); BMP files through [`bmp`].
+//!    from Valve's greedy strip/fan builder ([`strips`]); the BMP images come in the IR, read by
+//!    the model builder (`crate::load::bmp`).
 //! 2. [`animation`]: bone defaults, quantisation scales, run-length streams ([`rle`]),
 //!    sequences with events, pivots, blends, motion extraction, sequence groups, transitions,
 //!    sequence bounding boxes, hit boxes (given or generated).
