@@ -3,6 +3,8 @@
 //! A stage never calls the recipe (`driver`), a back end never reaches around the IR into a front
 //! end or the load stage, and a front end never reaches into a back end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
