@@ -1,4 +1,5 @@
 //! Back ends: binary writers (and readers, for `mdlc inspect` and tests) per engine.
 
 pub mod goldsrc;
+pub mod hash;
 pub mod source;

@@ -451,11 +451,11 @@ fn take_texture<'m>(m: &'m Material, diags: &mut Vec<Diagnostic>) -> Option<&'m 
 struct FirstMatch {
     size: f32,
     margin: f32,
-    cells: super::hash::FastMap<(u32, usize, [i32; 3]), (usize, usize)>,
+    cells: crate::formats::hash::FastMap<(u32, usize, [i32; 3]), (usize, usize)>,
     /// Per link: the item and the next link of its cell ([`NO_LINK`] at the end).
     chain: Vec<(usize, usize)>,
-    wild: super::hash::FastMap<(u32, usize), Vec<usize>>,
-    all: super::hash::FastMap<(u32, usize), Vec<usize>>,
+    wild: crate::formats::hash::FastMap<(u32, usize), Vec<usize>>,
+    all: crate::formats::hash::FastMap<(u32, usize), Vec<usize>>,
 }
 
 /// The end of a cell's chain in [`FirstMatch`].
@@ -466,10 +466,10 @@ impl FirstMatch {
         FirstMatch {
             size,
             margin,
-            cells: super::hash::FastMap::default(),
+            cells: crate::formats::hash::FastMap::default(),
             chain: Vec::new(),
-            wild: super::hash::FastMap::default(),
-            all: super::hash::FastMap::default(),
+            wild: crate::formats::hash::FastMap::default(),
+            all: crate::formats::hash::FastMap::default(),
         }
     }
 
@@ -578,7 +578,8 @@ fn unit_enough(n: [f32; 3]) -> bool {
 fn build_model(mesh: &ModelMesh, model: &Model, diags: &mut Vec<Diagnostic>) -> Option<WorkModel> {
     let fixups = build_fixups(mesh, model);
     // Merged bone → the file bone that maps to it (the corner's first column).
-    let mut file_of: super::hash::FastMap<u32, usize> = super::hash::FastMap::default();
+    let mut file_of: crate::formats::hash::FastMap<u32, usize> =
+        crate::formats::hash::FastMap::default();
     for (i, b) in mesh.file_bones.iter().enumerate() {
         if let Some(id) = b.bone {
             file_of.entry(id.0).or_insert(i);

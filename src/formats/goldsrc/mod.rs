@@ -17,7 +17,6 @@
 pub mod animation;
 pub mod compile;
 pub mod geometry;
-pub mod hash;
 pub mod model;
 pub mod read;
 pub mod rle;

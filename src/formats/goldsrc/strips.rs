@@ -4,7 +4,7 @@
 //! `goldsrc.md` §4.15: a count (`+n` strip, `−n` fan), then `n` corners of four values
 //! (vertex, normal, s, t), repeated, and a final 0.
 
-use super::hash::FastMap;
+use crate::formats::hash::FastMap;
 
 /// One triangle corner as the strip builder sees it.
 ///

@@ -3,7 +3,7 @@
 //! material with its welded vertex pool shared by every LOD, tangents, LOD groups, bone flags,
 //! attachments and hit boxes (`source-geometry.md` §5–§7).
 
-use std::collections::HashMap;
+use crate::formats::hash::{FastMap, FastSet};
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::model::{BodyOption, MeshId, Model};
@@ -147,7 +147,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     };
 
     // --- weights: cleanup per corner, one warning per file -----------------------------------
-    let mut corners: HashMap<MeshId, Vec<[CornerIn; 3]>> = HashMap::new();
+    let mut corners: FastMap<MeshId, Vec<[CornerIn; 3]>> = FastMap::default();
     let mut used_meshes: Vec<MeshId> = Vec::new();
     for bp in &model.body_parts {
         for o in &bp.options {
@@ -892,7 +892,7 @@ fn weld_cos() -> f32 {
 /// first normal; zero normals never weld. Returns the vertex and whether it is new.
 fn weld(
     verts: &mut Vec<RawVertex>,
-    index: &mut HashMap<Key, Vec<u32>>,
+    index: &mut FastMap<Key, Vec<u32>>,
     c: &CornerIn,
     lod: usize,
 ) -> (u32, bool) {
@@ -1078,15 +1078,15 @@ fn weight_error(a: &[(BoneId, f32)], b: &[(BoneId, f32)]) -> Option<f32> {
 /// tangents of LOD 0 must be known first).
 struct MeshBuild {
     verts: Vec<RawVertex>,
-    index: HashMap<Key, Vec<u32>>,
+    index: FastMap<Key, Vec<u32>>,
     /// LOD-0 vertices by grid cell.
-    lod0_grid: HashMap<[i64; 3], Vec<u32>>,
+    lod0_grid: FastMap<[i64; 3], Vec<u32>>,
     /// Vertices LODs ≥ 1 added, by grid cell.
-    lod_grid: HashMap<[i64; 3], Vec<u32>>,
+    lod_grid: FastMap<[i64; 3], Vec<u32>>,
     /// Every vertex by its exact contents (the first one when several are equal).
-    exact: HashMap<ExactKey, u32>,
+    exact: FastMap<ExactKey, u32>,
     tris: Vec<Vec<[u32; 3]>>,
-    seen: Vec<std::collections::HashSet<[u32; 3]>>,
+    seen: Vec<FastSet<[u32; 3]>>,
     /// The triangles of each LOD ≥ 1 as they came (unused for LOD 0).
     pending: Vec<Vec<[CornerIn; 3]>>,
 }
@@ -1095,10 +1095,10 @@ impl MeshBuild {
     fn new(num_lods: usize) -> Self {
         MeshBuild {
             verts: Vec::new(),
-            index: HashMap::new(),
-            lod0_grid: HashMap::new(),
-            lod_grid: HashMap::new(),
-            exact: HashMap::new(),
+            index: FastMap::default(),
+            lod0_grid: FastMap::default(),
+            lod_grid: FastMap::default(),
+            exact: FastMap::default(),
             tris: vec![Vec::new(); num_lods],
             seen: vec![Default::default(); num_lods],
             pending: (0..num_lods).map(|_| Vec::new()).collect(),
@@ -1133,7 +1133,7 @@ impl MeshBuild {
     }
 
     /// Candidates near `pos` among the vertices of `grid`, in creation order.
-    fn near(grid: &HashMap<[i64; 3], Vec<u32>>, pos: [f32; 3]) -> Vec<u32> {
+    fn near(grid: &FastMap<[i64; 3], Vec<u32>>, pos: [f32; 3]) -> Vec<u32> {
         let c = cell(pos);
         let mut out = Vec::new();
         for dx in -1..=1 {
@@ -1216,7 +1216,7 @@ impl MeshBuild {
             return;
         }
         let mut src: Vec<RawVertex> = Vec::new();
-        let mut src_index: HashMap<Key, Vec<u32>> = HashMap::new();
+        let mut src_index: FastMap<Key, Vec<u32>> = FastMap::default();
         let src_tris: Vec<[u32; 3]> = tris_in
             .iter()
             .map(|t| {
@@ -1224,7 +1224,7 @@ impl MeshBuild {
                     .map(|c| weld(&mut src, &mut src_index, c, lod).0)
             })
             .collect();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = FastSet::default();
         let unique: Vec<[u32; 3]> = src_tris
             .iter()
             .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2] && seen.insert(**t))

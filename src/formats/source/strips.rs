@@ -94,7 +94,7 @@ fn partition_by_bones(
 fn chunk(tris: Vec<[u32; 3]>) -> Vec<Vec<[u32; 3]>> {
     let mut out = Vec::new();
     let mut cur: Vec<[u32; 3]> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::formats::hash::FastSet::default();
     for t in tris {
         let new = t.iter().filter(|v| !seen.contains(*v)).count();
         if (cur.len() + 1) * 3 > MAX_GROUP || seen.len() + new > MAX_GROUP {
@@ -150,7 +150,7 @@ pub fn build(
     let mut groups: Vec<Group> = Vec::new();
     for (palette, ts) in pieces {
         // local numbering, meshopt vertex-cache order, then first-use vertex order
-        let mut local_of = std::collections::HashMap::new();
+        let mut local_of = crate::formats::hash::FastMap::default();
         let mut globals: Vec<u32> = Vec::new();
         let mut local_idx: Vec<u32> = Vec::with_capacity(ts.len() * 3);
         for t in &ts {

@@ -145,7 +145,7 @@ impl Reach {
 
 impl BoneVerts {
     pub fn new(verts: &[(usize, [f32; 3])]) -> BoneVerts {
-        let mut seen = crate::formats::goldsrc::hash::FastSet::default();
+        let mut seen = crate::formats::hash::FastSet::default();
         let mut ordered = Vec::new();
         for &(b, v) in verts {
             if seen.insert((b, v.map(f32::to_bits))) {

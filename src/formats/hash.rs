@@ -1,4 +1,4 @@
-//! A fast hasher for the back end's internal maps (vertex grid cells, strip edges, distinct
+//! A fast hasher for the back ends' internal maps (vertex grid cells, weld keys, strip edges, distinct
 //! bone positions): small fixed-size integer keys, looked up millions of times per model.
 //!
 //! std's SipHash costs about 5% of a GoldSrc compile; this one is a multiply-rotate over 64-bit
