@@ -830,12 +830,31 @@ fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) ->
         .collect()
 }
 
-/// Weld key: exact position and uv bits, and the links.
+/// Weld key: exact position and uv bits, and the links (at most 3 after [`balance`]; unused
+/// entries are `NO_LINK`, which no link equals, so keys of different lengths differ).
 #[derive(Hash, PartialEq, Eq)]
 struct Key {
     pos: [u32; 3],
     uv: [u32; 2],
-    weights: Vec<(u32, u32)>,
+    weights: [(u32, u32); 3],
+}
+
+const NO_LINK: (u32, u32) = (u32::MAX, u32::MAX);
+
+impl Key {
+    /// The key of a corner (whose links [`balance`] made at most 3).
+    fn of(c: &CornerIn) -> Key {
+        debug_assert!(c.weights.len() <= 3);
+        let mut weights = [NO_LINK; 3];
+        for (slot, w) in weights.iter_mut().zip(&c.weights) {
+            *slot = (w.0 .0, w.1.to_bits());
+        }
+        Key {
+            pos: c.pos.map(bits),
+            uv: c.uv.map(bits),
+            weights,
+        }
+    }
 }
 
 fn bits(f: f32) -> u32 {
@@ -896,11 +915,7 @@ fn weld(
     c: &CornerIn,
     lod: usize,
 ) -> (u32, bool) {
-    let key = Key {
-        pos: c.pos.map(bits),
-        uv: c.uv.map(bits),
-        weights: c.weights.iter().map(|w| (w.0 .0, w.1.to_bits())).collect(),
-    };
+    let key = Key::of(c);
     let zero = math::dot(c.normal, c.normal) == 0.0;
     let list = index.entry(key).or_default();
     if !zero {

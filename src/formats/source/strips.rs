@@ -43,8 +43,10 @@ impl Variant {
     }
 }
 
-fn bones_of(verts: &[PVertex], t: &[u32; 3]) -> Vec<u8> {
-    let mut out: Vec<u8> = Vec::new();
+/// The distinct bones a triangle's vertices are weighted to, in first-use order, into `out`
+/// (cleared first; one buffer serves every triangle, so nothing is allocated per triangle).
+fn bones_of(verts: &[PVertex], t: &[u32; 3], out: &mut Vec<u8>) {
+    out.clear();
     for &v in t {
         if let Some(v) = verts.get(v as usize) {
             for w in &v.weights {
@@ -54,7 +56,6 @@ fn bones_of(verts: &[PVertex], t: &[u32; 3]) -> Vec<u8> {
             }
         }
     }
-    out
 }
 
 /// Splits the triangles into strips whose bone sets fit `limit`: a triangle that needs more new
@@ -66,16 +67,20 @@ fn partition_by_bones(
 ) -> Vec<(Vec<u8>, Vec<[u32; 3]>)> {
     let mut out = Vec::new();
     let mut todo: Vec<[u32; 3]> = tris.to_vec();
+    let mut b = Vec::new();
     while !todo.is_empty() {
         let mut palette: Vec<u8> = Vec::new();
+        // membership of `palette`, by bone index
+        let mut in_palette = [false; 256];
         let mut taken = Vec::new();
         let mut rest = Vec::new();
         for t in todo {
-            let b = bones_of(verts, &t);
-            let new = b.iter().filter(|x| !palette.contains(x)).count();
+            bones_of(verts, &t, &mut b);
+            let new = b.iter().filter(|&&x| !in_palette[usize::from(x)]).count();
             if palette.len() + new <= limit || taken.is_empty() {
-                for x in b {
-                    if !palette.contains(&x) {
+                for &x in &b {
+                    if !in_palette[usize::from(x)] {
+                        in_palette[usize::from(x)] = true;
                         palette.push(x);
                     }
                 }
@@ -130,19 +135,23 @@ pub fn build(
     };
     let flags = if software { 0x00 } else { 0x02 };
     let mut pieces: Vec<(Vec<u8>, Vec<[u32; 3]>)> = Vec::new();
+    let mut b = Vec::new();
     for (palette, ts) in partition_by_bones(verts, tris, limit) {
         for c in chunk(ts) {
             // the palette of a chunk: only the bones its triangles use, in palette order
             let used: Vec<u8> = {
-                let mut u = Vec::new();
+                let mut u = [false; 256];
                 for t in &c {
-                    for b in bones_of(verts, t) {
-                        if !u.contains(&b) {
-                            u.push(b);
-                        }
+                    bones_of(verts, t, &mut b);
+                    for &x in &b {
+                        u[usize::from(x)] = true;
                     }
                 }
-                palette.iter().copied().filter(|b| u.contains(b)).collect()
+                palette
+                    .iter()
+                    .copied()
+                    .filter(|&x| u[usize::from(x)])
+                    .collect()
             };
             pieces.push((used, c));
         }
