@@ -23,6 +23,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod build;
+pub mod buildsys;
 pub mod diag;
 pub mod driver;
 pub mod formats;

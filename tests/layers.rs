@@ -25,6 +25,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("formats", &["ir"]),
     ("inspect", &["load", "formats"]),
     ("output", &["ir", "formats"]),
+    ("buildsys", &["load"]),
     // the recipe, the CLI, and test support may use everything
     ("driver", &["*"]),
     ("fuzzing", &["*"]),

@@ -26,6 +26,91 @@ pub trait Fs {
     fn stamp(&self, _path: &Path) -> Option<FileStamp> {
         None
     }
+    /// Says that the file at `path` is an input of the project although it was not read here
+    /// (an SMD another project of the batch parsed: [`super::shared`]); see [`RecordingFs`].
+    fn used(&self, _path: &Path) {}
+}
+
+/// A file system that notes every file the project reads or [uses](Fs::used), in first-use
+/// order and once each: the inputs of `mdlc build --depfile`, `--report` and the up-to-date
+/// records. Directory listings (the case-insensitive lookup) are not inputs: a build from
+/// only the noted files finds the same files.
+pub struct RecordingFs<'a> {
+    inner: &'a dyn Fs,
+    seen: std::sync::Mutex<Vec<Recorded>>,
+}
+
+/// One input noted by [`RecordingFs`].
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub path: PathBuf,
+    /// For a file read here: its size, its modification time (nanoseconds since the Unix
+    /// epoch) as it was just before the read, and the XXH3-128 hash of the bytes read.
+    pub read: Option<(u64, Option<u128>, u128)>,
+}
+
+impl<'a> RecordingFs<'a> {
+    pub fn new(inner: &'a dyn Fs) -> Self {
+        RecordingFs {
+            inner,
+            seen: Default::default(),
+        }
+    }
+
+    fn note(&self, path: &Path, read: Option<(u64, Option<u128>, u128)>) {
+        if let Ok(mut seen) = self.seen.lock() {
+            match seen.iter_mut().find(|r| r.path == path) {
+                Some(r) => {
+                    if r.read.is_none() {
+                        r.read = read;
+                    }
+                }
+                None => seen.push(Recorded {
+                    path: path.to_path_buf(),
+                    read,
+                }),
+            }
+        }
+    }
+
+    /// The files read or used, in first-use order.
+    pub fn inputs(&self) -> Vec<Recorded> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl Fs for RecordingFs<'_> {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let before = self.inner.stamp(path);
+        let r = self.inner.read(path);
+        if let Ok(bytes) = &r {
+            let mtime = before
+                .filter(|s| s.len == bytes.len() as u64)
+                .and_then(|s| s.modified.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos());
+            let hash = xxhash_rust::xxh3::xxh3_128(bytes);
+            self.note(path, Some((bytes.len() as u64, mtime, hash)));
+        }
+        r
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        self.inner.is_file(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+    fn size(&self, path: &Path) -> Option<u64> {
+        self.inner.size(path)
+    }
+    fn stamp(&self, path: &Path) -> Option<FileStamp> {
+        self.inner.stamp(path)
+    }
+    fn used(&self, path: &Path) {
+        self.note(path, None);
+    }
 }
 
 /// The real file system.

@@ -244,6 +244,8 @@ impl SmdLoader<'_> {
             }
             Lookup::Missing { nearest } => return Cached::Missing(nearest),
         };
+        // (taken from another project's parse, the file is still this project's input)
+        self.fs.used(&found);
         if let Some(c) = self.by_found.get(&found) {
             return c.clone();
         }
