@@ -371,6 +371,12 @@ codes! {
     /// a GoldSrc model with more than 4 attachments, which Valve's Half-Life client refuses
     GsManyAttachments = "W0547", Warning;
 
+    // --- build systems: `mdlc build` options (E0800-E0819) ---------------------------------------
+    /// `--game` names a game folder for Source models; the project is a GoldSrc one
+    GameWithGoldSrc = "E0800", Error;
+    /// two projects of one `mdlc build` or `mdlc ninja` write the same model file
+    SameOutput = "E0801", Error;
+
     // --- QC tokens, includes, macros (E0200-E0219, W0200-W0219) ---------------------------------
     // (qc::tokens adds its codes here)
     /// a quoted string is not closed before the end of the file

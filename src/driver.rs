@@ -253,12 +253,57 @@ pub struct ModelOutput {
     pub files: Vec<(std::path::PathBuf, Vec<u8>)>,
 }
 
-/// The outcome of `mdlc build`: every diagnostic, and the files of every model that compiled.
-/// Nothing is to be written when the report has an error.
+/// The outcome of `mdlc build`: every diagnostic, the files of every model that compiled, and
+/// what happened to each project. Nothing is to be written when the report has an error.
 #[derive(Debug, Default)]
 pub struct Build {
     pub report: Report,
     pub outputs: Vec<ModelOutput>,
+    /// One per project given, in order.
+    pub projects: Vec<ProjectResult>,
+}
+
+/// What happened to one project of `mdlc build`.
+#[derive(Debug)]
+pub struct ProjectResult {
+    pub project: std::path::PathBuf,
+    /// The target, once the project was read.
+    pub target: Option<Target>,
+    /// Its record, when it was up to date and so not built.
+    pub up_to_date: Option<crate::buildsys::record::Record>,
+    /// The files it read or used, in first-use order (empty when up to date: see the record).
+    pub inputs: Vec<crate::load::fs::Recorded>,
+    /// Its diagnostics in the build's report.
+    pub diagnostics: std::ops::Range<usize>,
+    pub seconds: f64,
+    /// Where its up-to-date record is kept, and the options it is keyed on (`None` when the
+    /// build keeps no records).
+    pub record: Option<(std::path::PathBuf, String)>,
+    pub started: std::time::SystemTime,
+    /// Its files in [`Build::outputs`], when it compiled.
+    pub output: Option<usize>,
+}
+
+/// Told when a project starts (`false`) and when it is done (`true`); called from the worker
+/// threads.
+pub type ProgressFn<'a> = dyn Fn(&Path, bool) + Sync + 'a;
+
+/// Options of [`build_with`].
+#[derive(Clone, Copy, Default)]
+pub struct BuildOptions<'a> {
+    /// `-o DIR` (with `--game DIR`, `DIR/models`).
+    pub out_dir: Option<&'a Path>,
+    pub forced_target: Option<Target>,
+    /// `--game`: only Source projects may be built (`E0800` for a GoldSrc one).
+    pub game: bool,
+    /// Worker threads (default: the machine's cores).
+    pub jobs: Option<usize>,
+    /// Keep and use up-to-date records (`--force` turns the skipping off, not the records).
+    pub records: bool,
+    /// Skip projects whose record says they are up to date.
+    pub skip_up_to_date: bool,
+    /// Called when a project starts (`false`) and ends (`true`), from the worker threads.
+    pub progress: Option<&'a ProgressFn<'a>>,
 }
 
 /// Reads a project and compiles it for GoldSrc: the header name and the files' bytes, named
@@ -337,22 +382,99 @@ pub fn compile_source(
     )
 }
 
-/// `mdlc build`: reads each project, builds its model and compiles it; writes nothing itself
-/// (see [`write_outputs`](crate::output::write_outputs)).
-///
-/// Projects are independent: with several of them, they are built on as many threads as the
-/// machine has cores, each into its own [`Build`], and the builds are then joined in input
-/// order (diagnostics, files and outputs exactly as one thread would give them).
+/// `mdlc build` without records, progress or options beyond the output folder and target: see
+/// [`build_with`].
 pub fn build_paths(
     paths: &[impl AsRef<Path>],
     out_dir: Option<&Path>,
     forced_target: Option<Target>,
 ) -> Build {
+    build_with(
+        paths,
+        &BuildOptions {
+            out_dir,
+            forced_target,
+            ..BuildOptions::default()
+        },
+    )
+}
+
+/// `mdlc build`: reads each project, builds its model and compiles it; writes nothing itself
+/// (see [`write_outputs`](crate::output::write_outputs)). With `records`, a project whose
+/// up-to-date record ([`crate::buildsys::record`]) matches is not built.
+///
+/// Projects are independent: with several of them, they are built on as many threads as the
+/// machine has cores (or `jobs`), each into its own [`Build`], and the builds are then joined
+/// in input order (diagnostics, files and outputs exactly as one thread would give them).
+pub fn build_with(paths: &[impl AsRef<Path>], opts: &BuildOptions<'_>) -> Build {
+    let mut build = build_all(paths, opts);
+    refuse_same_outputs(&mut build);
+    build
+}
+
+/// Two projects of one run that write the same file (the same project given twice, or two
+/// sharing `$modelname`): the later one gets E0801 and no outputs, so the run writes nothing.
+fn refuse_same_outputs(build: &mut Build) {
+    let mut owner: std::collections::HashMap<std::path::PathBuf, usize> = Default::default();
+    let mut clashes = Vec::new();
+    for (i, p) in build.projects.iter().enumerate() {
+        let files: Vec<&Path> = match (&p.up_to_date, p.output) {
+            (Some(rec), _) => rec.outputs.iter().map(|f| f.path.as_path()).collect(),
+            (None, Some(o)) => build.outputs[o]
+                .files
+                .iter()
+                .map(|f| f.0.as_path())
+                .collect(),
+            (None, None) => Vec::new(),
+        };
+        for f in files {
+            let key: std::path::PathBuf = f.components().collect();
+            match owner.get(&key) {
+                Some(&first) if first != i => {
+                    clashes.push((i, first, f.to_path_buf()));
+                    break;
+                }
+                _ => {
+                    owner.insert(key, i);
+                }
+            }
+        }
+    }
+    for (i, first, file) in clashes.into_iter().rev() {
+        let name = build.projects[i].project.display().to_string();
+        let d = Diagnostic::about_file(
+            Code::SameOutput,
+            format!(
+                "`{name}` writes `{}`, as `{}` before it does",
+                file.display(),
+                build.projects[first].project.display()
+            ),
+            name,
+        )
+        .with_note("give each project once, or give one of them another `$modelname`");
+        let at = build.projects[i].diagnostics.end;
+        build.report.diagnostics.insert(at, d);
+        for (j, p) in build.projects.iter_mut().enumerate() {
+            if j == i {
+                p.diagnostics.end += 1;
+            } else if j > i {
+                p.diagnostics = p.diagnostics.start + 1..p.diagnostics.end + 1;
+            }
+        }
+        build.projects[i].output = None;
+        build.projects[i].up_to_date = None;
+    }
+}
+
+/// [`build_with`] before the check of outputs across projects.
+fn build_all(paths: &[impl AsRef<Path>], opts: &BuildOptions<'_>) -> Build {
     /// Appends `part` to `build`: its files get the next file ids (with the texts a finished
     /// project keeps, those its diagnostics cite: [`Sources::keep_cited`]), its diagnostics
     /// follow.
     fn join_build(build: &mut Build, part: Build) {
         let offset = build.report.sources.len() as u32;
+        let first = build.report.diagnostics.len();
+        let first_output = build.outputs.len();
         let sources = &part.report.sources;
         let diagnostics: Vec<Diagnostic> = part
             .report
@@ -370,17 +492,83 @@ pub fn build_paths(
         build.report.diagnostics.extend(diagnostics);
         build.report.io_failures += part.report.io_failures;
         build.outputs.extend(part.outputs);
+        build
+            .projects
+            .extend(part.projects.into_iter().map(|mut p| {
+                p.diagnostics = p.diagnostics.start + first..p.diagnostics.end + first;
+                p.output = p.output.map(|o| o + first_output);
+                p
+            }));
     }
 
-    /// Reads, builds and compiles one project into `build`.
+    /// Reads, builds and compiles one project into `build`, or finds it up to date.
     fn build_one(
         path: &Path,
-        out_dir: Option<&Path>,
-        forced_target: Option<Target>,
+        opts: &BuildOptions<'_>,
         shared: Option<&SharedSmds>,
         build: &mut Build,
     ) {
-        let fs = RealFs;
+        if let Some(progress) = opts.progress {
+            progress(path, false);
+        }
+        let clock = std::time::Instant::now();
+        let first = build.report.diagnostics.len();
+        let record = opts.records.then(|| {
+            let key = crate::buildsys::record::key_text(
+                path,
+                opts.forced_target.map(Target::as_str),
+                opts.out_dir,
+            );
+            (
+                crate::buildsys::record::record_path(opts.out_dir, &key),
+                key,
+            )
+        });
+        let mut result = ProjectResult {
+            project: path.to_path_buf(),
+            target: None,
+            up_to_date: None,
+            inputs: Vec::new(),
+            diagnostics: first..first,
+            seconds: 0.0,
+            record,
+            started: std::time::SystemTime::now(),
+            output: None,
+        };
+        let fresh = match (&result.record, opts.skip_up_to_date) {
+            (Some((at, key)), true) => crate::buildsys::record::up_to_date(at, key),
+            _ => None,
+        };
+        if let Some(rec) = fresh {
+            result.target = match rec.target.as_str() {
+                "goldsrc" => Some(Target::GoldSrc),
+                "source" => Some(Target::Source),
+                _ => None,
+            };
+            result.up_to_date = Some(rec);
+        } else {
+            let fs = crate::load::fs::RecordingFs::new(&RealFs);
+            let before = build.outputs.len();
+            result.target = build_project(path, &fs, opts, shared, build);
+            result.inputs = fs.inputs();
+            result.output = (build.outputs.len() > before).then_some(before);
+        }
+        result.diagnostics = first..build.report.diagnostics.len();
+        result.seconds = clock.elapsed().as_secs_f64();
+        build.projects.push(result);
+        if let Some(progress) = opts.progress {
+            progress(path, true);
+        }
+    }
+
+    /// Reads, builds and compiles one project into `build`; returns its target once known.
+    fn build_project(
+        path: &Path,
+        fs: &dyn Fs,
+        opts: &BuildOptions<'_>,
+        shared: Option<&SharedSmds>,
+        build: &mut Build,
+    ) -> Option<Target> {
         let report = &mut build.report;
         let name = path.display().to_string();
         let kind = match InputKind::of(path) {
@@ -397,7 +585,7 @@ pub fn build_paths(
                     )
                     .with_note("`mdlc check` checks single SMD files"),
                 );
-                return;
+                return None;
             }
         };
         if !path.is_file() {
@@ -405,31 +593,43 @@ pub fn build_paths(
             report
                 .diagnostics
                 .push(Diagnostic::unreadable(Path::new(&name), "no such file"));
-            return;
+            return None;
         }
-        let Some(spec) = read_project(
+        let spec = read_project(
             path,
             kind,
-            &fs,
-            forced_target,
+            fs,
+            opts.forced_target,
             &mut report.sources,
             &mut report.diagnostics,
-        ) else {
-            return;
-        };
-        let files = match spec.target.target() {
+        )?;
+        let target = spec.target.target();
+        let files = match target {
+            Target::GoldSrc if opts.game => {
+                report.diagnostics.push(
+                    Diagnostic::about_file(
+                        Code::GameWithGoldSrc,
+                        format!(
+                            "`{name}` is a GoldSrc project: `--game` places Source models (in `DIR/models/`)"
+                        ),
+                        name,
+                    )
+                    .with_note("help: give `-o DIR` for a GoldSrc model (its `$modelname` path is kept under DIR)"),
+                );
+                None
+            }
             Target::GoldSrc => compile_goldsrc(
                 &spec,
-                &fs,
-                out_dir,
+                fs,
+                opts.out_dir,
                 &mut report.sources,
                 &mut report.diagnostics,
                 shared,
             ),
             Target::Source => compile_source(
                 &spec,
-                &fs,
-                out_dir,
+                fs,
+                opts.out_dir,
                 &mut report.sources,
                 &mut report.diagnostics,
                 shared,
@@ -441,6 +641,7 @@ pub fn build_paths(
                 files,
             });
         }
+        Some(target)
     }
 
     let paths: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
@@ -448,12 +649,12 @@ pub fn build_paths(
     // cgroup files).
     let threads = match paths.len() {
         0 | 1 => 1,
-        n => crate::threads::cores().min(n),
+        n => opts.jobs.unwrap_or_else(crate::threads::cores).clamp(1, n),
     };
     if threads <= 1 {
         let mut build = Build::default();
         for path in &paths {
-            build_one(path, out_dir, forced_target, None, &mut build);
+            build_one(path, opts, None, &mut build);
             // nothing reads a finished project's texts but its diagnostics
             if paths.len() > 1 {
                 build.report.sources.keep_cited(&build.report.diagnostics);
@@ -471,7 +672,7 @@ pub fn build_paths(
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(path) = paths.get(i) else { break };
             let mut build = Build::default();
-            build_one(path, out_dir, forced_target, Some(&shared), &mut build);
+            build_one(path, opts, Some(&shared), &mut build);
             // what is left of a finished project until all are: its outputs and diagnostics
             build.report.sources.keep_cited(&build.report.diagnostics);
             done.push((i, build));
@@ -493,4 +694,102 @@ pub fn build_paths(
         join_build(&mut build, part);
     }
     build
+}
+
+/// What `mdlc ninja` writes, and the diagnostics of reading the projects.
+#[derive(Debug, Default)]
+pub struct Ninja {
+    pub report: Report,
+    pub text: String,
+}
+
+/// `mdlc ninja`: reads each project (not its meshes) to name the model file `mdlc build -o
+/// out_dir` writes for it, and gives a Ninja file with one `mdlc build` edge per project, its
+/// inputs from the depfile the build writes (`deps = gcc`), and `restat` so that a project
+/// `mdlc build` finds up to date does not make its dependents run.
+pub fn ninja_file(
+    paths: &[impl AsRef<Path>],
+    out_dir: &Path,
+    forced_target: Option<Target>,
+) -> Ninja {
+    fn escape(p: &Path) -> String {
+        let s = p.to_string_lossy();
+        s.replace('$', "$$").replace(' ', "$ ").replace(':', "$:")
+    }
+    let mut ninja = Ninja::default();
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "mdlc".to_string());
+    let target_arg = forced_target.map_or(String::new(), |t| format!(" --target {}", t.as_str()));
+    let mut text = format!(
+        "# Written by `mdlc ninja` {}: one edge per project; inputs come from each build's depfile.\n\
+         ninja_required_version = 1.3\n\n\
+         rule mdlc\n\
+         \x20 command = {} build $in -o {}{} --depfile $out.d --progress never\n\
+         \x20 depfile = $out.d\n\
+         \x20 deps = gcc\n\
+         \x20 restat = 1\n\
+         \x20 description = mdlc build $in\n\n",
+        env!("CARGO_PKG_VERSION"),
+        exe.replace('$', "$$").replace(' ', "$ "),
+        escape(out_dir),
+        target_arg
+    );
+    let fs = RealFs;
+    let mut seen: std::collections::HashMap<std::path::PathBuf, &Path> = Default::default();
+    for path in paths {
+        let path = path.as_ref();
+        let report = &mut ninja.report;
+        let Some(kind @ (InputKind::Qc | InputKind::Toml)) = InputKind::of(path) else {
+            report.io_failures += 1;
+            report.diagnostics.push(Diagnostic::about_file(
+                Code::FileUnreadable,
+                format!(
+                    "`{}` is not a project: give .qc or .toml files",
+                    path.display()
+                ),
+                path.display().to_string(),
+            ));
+            continue;
+        };
+        let Some(spec) = read_project(
+            path,
+            kind,
+            &fs,
+            forced_target,
+            &mut report.sources,
+            &mut report.diagnostics,
+        ) else {
+            continue;
+        };
+        let base = crate::output::output_path_named(
+            spec.name.as_ref(),
+            path,
+            Some(out_dir),
+            &mut report.diagnostics,
+        );
+        let mut main = base.into_os_string();
+        main.push(".mdl");
+        let main = std::path::PathBuf::from(main);
+        if let Some(first) = seen.get(&main.components().collect::<std::path::PathBuf>()) {
+            report.diagnostics.push(
+                Diagnostic::about_file(
+                    Code::SameOutput,
+                    format!(
+                        "`{}` writes `{}`, as `{}` before it does",
+                        path.display(),
+                        main.display(),
+                        first.display()
+                    ),
+                    path.display().to_string(),
+                )
+                .with_note("give each project once, or give one of them another `$modelname`"),
+            );
+            continue;
+        }
+        seen.insert(main.components().collect(), path);
+        text.push_str(&format!("build {}: mdlc {}\n", escape(&main), escape(path)));
+    }
+    ninja.text = text;
+    ninja
 }

@@ -102,6 +102,55 @@ enum Command {
         /// The engine (default: the project's `target`; for a QC, inferred from its commands)
         #[arg(long, value_enum)]
         target: Option<TargetArg>,
+        /// Source: write into a game folder, at DIR/models/<$modelname> as Valve's compiler
+        /// does (an error for a GoldSrc project)
+        #[arg(long, value_name = "DIR", conflicts_with = "output")]
+        game: Option<PathBuf>,
+        /// Write a JSON report of every project (status, outputs with sha256, inputs,
+        /// diagnostics, seconds); see docs/build-systems.md
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+        /// Write a Make-syntax depfile: for each project, its model file and every file read
+        #[arg(long, value_name = "FILE")]
+        depfile: Option<PathBuf>,
+        /// Rebuild projects even when their record says they are up to date
+        #[arg(long)]
+        force: bool,
+        /// Neither read nor write up-to-date records (`.mdlc/` under the output folder), for
+        /// build systems that declare every output (Bazel)
+        #[arg(long)]
+        no_record: bool,
+        /// Build at most N projects at once (default: the machine's cores)
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// Show a progress line on the terminal for builds of several projects: auto (only
+        /// when stderr is a terminal), always, never
+        #[arg(long, value_enum, default_value_t = Progress::Auto)]
+        progress: Progress,
+        #[command(flatten)]
+        output_format: OutputArgs,
+    },
+    /// Write a build.ninja that builds QC/TOML projects with mdlc (depfiles, up-to-date skipping)
+    #[command(
+        long_about = "Writes a Ninja build file with one edge per project: `mdlc build` of the \
+                      project into DIR, with a depfile, so that Ninja rebuilds a model exactly \
+                      when a file it read changed. Projects are read (not built) to name each \
+                      edge's output. See docs/build-systems.md.",
+        after_help = "Examples:\n  mdlc ninja models/*.qc -o build/ > build.ninja && ninja"
+    )]
+    Ninja {
+        /// Projects: .qc or .toml files
+        #[arg(required = true, value_name = "PROJECT")]
+        projects: Vec<PathBuf>,
+        /// The folder the models are built into
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        /// Where to write the Ninja file (default: standard output)
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// The engine, as for `mdlc build`
+        #[arg(long, value_enum)]
+        target: Option<TargetArg>,
         #[command(flatten)]
         output_format: OutputArgs,
     },
@@ -182,6 +231,13 @@ enum Format {
     Json,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Progress {
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Color {
     Auto,
@@ -238,39 +294,51 @@ fn main() -> ExitCode {
             projects,
             output,
             target,
+            game,
+            report,
+            depfile,
+            force,
+            no_record,
+            jobs,
+            progress,
+            output_format,
+        } => build(BuildArgs {
+            projects,
+            output,
+            target,
+            game,
+            report,
+            depfile,
+            force,
+            no_record,
+            jobs,
+            progress,
+            output_format,
+        }),
+        Command::Ninja {
+            projects,
+            output,
+            file,
+            target,
             output_format,
         } => {
-            let build = driver::build_paths(&projects, output.as_deref(), target.map(Target::from));
-            let code = finish(&build.report, &output_format);
+            let ninja = driver::ninja_file(&projects, &output, target.map(Target::from));
+            let code = finish(&ninja.report, &output_format);
             if code != ExitCode::SUCCESS {
-                if !build.outputs.is_empty() {
-                    eprintln!("mdlc: nothing was written");
-                }
                 return code;
             }
-            let files: Vec<_> = build.outputs.into_iter().flat_map(|o| o.files).collect();
-            let written = mdlc::output::write_outputs(&files);
-            // The process ends here: the OS takes back the texts of every file read and the
-            // output bytes at once, faster than freeing them piece by piece.
-            std::mem::forget(files);
-            std::mem::forget(build.report);
-            match written {
-                Ok(paths) => {
-                    // one write for all the lines (a bare stderr writes each piece of each)
-                    let mut lines = String::new();
-                    for p in paths {
-                        lines.push_str(&format!("mdlc: wrote {}\n", p.display()));
-                    }
-                    let _ = std::io::stderr().lock().write_all(lines.as_bytes());
+            match file {
+                None => {
+                    let _ = std::io::stdout().lock().write_all(ninja.text.as_bytes());
                     ExitCode::SUCCESS
                 }
-                Err((path, e)) => {
-                    eprintln!(
-                        "mdlc: cannot write `{}`: {e}; no output was changed",
-                        path.display()
-                    );
-                    ExitCode::from(2)
-                }
+                Some(f) => match write_atomically(&f, ninja.text.as_bytes()) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("mdlc: cannot write `{}`: {e}", f.display());
+                        ExitCode::from(2)
+                    }
+                },
             }
         }
         Command::Inspect {
@@ -383,4 +451,292 @@ fn print_report(
             err.flush()
         }
     }
+}
+
+/// The arguments of `mdlc build`.
+struct BuildArgs {
+    projects: Vec<PathBuf>,
+    output: Option<PathBuf>,
+    target: Option<TargetArg>,
+    game: Option<PathBuf>,
+    report: Option<PathBuf>,
+    depfile: Option<PathBuf>,
+    force: bool,
+    no_record: bool,
+    jobs: Option<u32>,
+    progress: Progress,
+    output_format: OutputArgs,
+}
+
+/// A file can be written at `path`: its folder exists and takes a new file (tried with a
+/// temporary file, removed at once), and `path` is not a folder.
+fn probe_writable(path: &std::path::Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a folder"));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let probe = path.with_file_name(format!(".{name}.mdlc-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
+/// The progress line of a build of several projects, on stderr: projects done of all, the
+/// project started last, time spent and left. Diagnostics are printed after it is cleared.
+struct ProgressLine {
+    total: usize,
+    start: std::time::Instant,
+    state: std::sync::Mutex<(usize, String)>,
+}
+
+impl ProgressLine {
+    fn update(&self, project: &std::path::Path, done: bool) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        if done {
+            st.0 += 1;
+        } else {
+            st.1 = project.display().to_string();
+        }
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let eta = if st.0 > 0 {
+            format!(
+                ", about {:.0} s left",
+                elapsed / st.0 as f64 * (self.total - st.0) as f64
+            )
+        } else {
+            String::new()
+        };
+        let mut line = format!("[{}/{}] {} ({:.0} s{eta})", st.0, self.total, st.1, elapsed);
+        if let Some((cut, _)) = line.char_indices().nth(110) {
+            line.truncate(cut);
+        }
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K{line}");
+    }
+
+    fn clear(&self) {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
+}
+
+/// `mdlc build`.
+fn build(a: BuildArgs) -> ExitCode {
+    use mdlc::buildsys::{record, report};
+    let out_dir = match (&a.game, &a.output) {
+        (Some(g), _) => Some(g.join("models")),
+        (None, o) => o.clone(),
+    };
+    for (what, path) in [("report", &a.report), ("depfile", &a.depfile)] {
+        if let Some(p) = path {
+            if let Err(e) = probe_writable(p) {
+                eprintln!(
+                    "mdlc: cannot write the {what} `{}`: {e}; nothing was built",
+                    p.display()
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let show = match a.progress {
+        Progress::Always => true,
+        Progress::Never => false,
+        Progress::Auto => a.projects.len() > 1 && std::io::stderr().is_terminal(),
+    };
+    let line = show.then(|| ProgressLine {
+        total: a.projects.len(),
+        start: std::time::Instant::now(),
+        state: Default::default(),
+    });
+    let update = |p: &std::path::Path, done: bool| {
+        if let Some(l) = &line {
+            l.update(p, done);
+        }
+    };
+    let opts = driver::BuildOptions {
+        out_dir: out_dir.as_deref(),
+        forced_target: a.target.map(Target::from),
+        game: a.game.is_some(),
+        jobs: a.jobs.map(|j| j as usize),
+        records: !a.no_record,
+        skip_up_to_date: !a.force,
+        progress: show.then_some(&update as &(dyn Fn(&std::path::Path, bool) + Sync)),
+    };
+    let mut build = driver::build_with(&a.projects, &opts);
+    if let Some(l) = &line {
+        l.clear();
+    }
+    let mut code = finish(&build.report, &a.output_format);
+    let clean = code == ExitCode::SUCCESS;
+    let json_of = |d: &mdlc::diag::Diagnostic| {
+        serde_json::from_str::<serde_json::Value>(&diag::render_json(&build.report.sources, d))
+            .unwrap_or(serde_json::Value::Null)
+    };
+    let diags_of = |p: &driver::ProjectResult, errors: bool| -> Vec<serde_json::Value> {
+        build
+            .report
+            .diagnostics
+            .get(p.diagnostics.clone())
+            .unwrap_or(&[])
+            .iter()
+            .filter(|d| d.is_error() == errors)
+            .map(json_of)
+            .collect()
+    };
+    // what each model's files are (sizes, hashes), for the records and the report
+    let out_records: Vec<Vec<record::FileRecord>> = build
+        .outputs
+        .iter()
+        .map(|o| {
+            o.files
+                .iter()
+                .map(|(path, bytes)| record::output_record(path, bytes))
+                .collect()
+        })
+        .collect();
+    // the files to write: every model's, then the records of the projects built
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut records = 0usize;
+    if clean {
+        for p in &build.projects {
+            let (Some((at, key)), Some(o), None) = (&p.record, p.output, &p.up_to_date) else {
+                continue;
+            };
+            let Some(out) = out_records.get(o) else {
+                continue;
+            };
+            let inputs: Option<Vec<_>> = p.inputs.iter().map(record::input_record).collect();
+            let Some(inputs) = inputs else {
+                continue; // an input went away meanwhile: no record, so it is built next time
+            };
+            let rec = record::new_record(
+                key.clone(),
+                p.started,
+                p.target.map_or("", Target::as_str),
+                inputs,
+                out.clone(),
+                diags_of(p, false),
+            );
+            if let Ok(text) = serde_json::to_vec_pretty(&rec) {
+                files.push((at.clone(), text));
+                records += 1;
+            }
+        }
+    }
+    let record_files = files;
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    if clean {
+        for o in &mut build.outputs {
+            files.append(&mut o.files);
+        }
+        files.extend(record_files);
+    }
+    let mut written_ok = clean;
+    if clean {
+        match mdlc::output::write_outputs(&files) {
+            Ok(paths) => {
+                // one write for all the lines (a bare stderr writes each piece of each)
+                let mut lines = String::new();
+                for p in paths.iter().take(paths.len() - records) {
+                    lines.push_str(&format!("mdlc: wrote {}\n", p.display()));
+                }
+                for p in build.projects.iter().filter(|p| p.up_to_date.is_some()) {
+                    lines.push_str(&format!("mdlc: up to date: {}\n", p.project.display()));
+                }
+                let _ = std::io::stderr().lock().write_all(lines.as_bytes());
+            }
+            Err((path, e)) => {
+                eprintln!(
+                    "mdlc: cannot write `{}`: {e}; no output was changed",
+                    path.display()
+                );
+                written_ok = false;
+                code = ExitCode::from(2);
+            }
+        }
+    } else if !build.outputs.is_empty() {
+        eprintln!("mdlc: nothing was written");
+    }
+    // the report and the depfile
+    let mut entries = Vec::new();
+    let mut rules = Vec::new();
+    for p in &build.projects {
+        let model = p.output.and_then(|o| out_records.get(o));
+        let status = match (&p.up_to_date, model) {
+            (Some(_), _) => report::Status::UpToDate,
+            (None, None) => report::Status::Failed,
+            (None, Some(_)) if written_ok => report::Status::Built,
+            (None, Some(_)) => report::Status::NotWritten,
+        };
+        let (outputs, inputs, warnings): (Vec<report::OutputEntry>, Vec<PathBuf>, _) =
+            match &p.up_to_date {
+                Some(rec) => (
+                    rec.outputs
+                        .iter()
+                        .map(|f| report::OutputEntry {
+                            path: f.path.display().to_string(),
+                            bytes: f.bytes,
+                            sha256: f.sha256.clone().unwrap_or_default(),
+                        })
+                        .collect(),
+                    rec.inputs.iter().map(|f| f.path.clone()).collect(),
+                    rec.warnings.clone(),
+                ),
+                None => (
+                    model
+                        .map(|m| {
+                            m.iter()
+                                .map(|f| report::OutputEntry {
+                                    path: f.path.display().to_string(),
+                                    bytes: f.bytes,
+                                    sha256: f.sha256.clone().unwrap_or_default(),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    p.inputs.iter().map(|r| r.path.clone()).collect(),
+                    diags_of(p, false),
+                ),
+            };
+        if matches!(status, report::Status::Built | report::Status::UpToDate) {
+            // the model file: a GoldSrc build lists it last (after T.mdl and NN.mdl)
+            let main = match p.target {
+                Some(Target::GoldSrc) => outputs.last(),
+                _ => outputs.first(),
+            };
+            if let Some(m) = main {
+                rules.push((PathBuf::from(&m.path), inputs.clone()));
+            }
+        }
+        entries.push(report::ProjectEntry {
+            project: p.project.display().to_string(),
+            target: p.target.map(|t| t.as_str().to_string()),
+            status,
+            outputs,
+            inputs: inputs.iter().map(|i| i.display().to_string()).collect(),
+            errors: diags_of(p, true),
+            warnings,
+            seconds: p.seconds,
+        });
+    }
+    if let Some(path) = &a.report {
+        let text = report::BuildReport::new(entries).to_json();
+        if let Err(e) = write_atomically(path, text.as_bytes()) {
+            eprintln!("mdlc: cannot write the report `{}`: {e}", path.display());
+            code = ExitCode::from(2);
+        }
+    }
+    if let Some(path) = &a.depfile {
+        if let Err(e) = write_atomically(path, report::depfile(&rules).as_bytes()) {
+            eprintln!("mdlc: cannot write the depfile `{}`: {e}", path.display());
+            code = ExitCode::from(2);
+        }
+    }
+    // The process ends here: the OS takes back the texts of every file read and the output
+    // bytes at once, faster than freeing them piece by piece.
+    std::mem::forget(files);
+    std::mem::forget(build);
+    code
 }

@@ -19,8 +19,19 @@ pub fn output_path(
     out_dir: Option<&Path>,
     diags: &mut Vec<Diagnostic>,
 ) -> std::path::PathBuf {
+    output_path_named(model.name.as_ref(), project, out_dir, diags)
+}
+
+/// [`output_path`] from the model's `$modelname` alone (what `mdlc ninja` knows of a project
+/// it reads without building it).
+pub fn output_path_named(
+    name: Option<&crate::diag::Spanned<String>>,
+    project: &Path,
+    out_dir: Option<&Path>,
+    diags: &mut Vec<Diagnostic>,
+) -> std::path::PathBuf {
     use std::path::{Component, PathBuf};
-    let base = match &model.name {
+    let base = match name {
         Some(n) => crate::formats::goldsrc::compile::output_base(&n.value.replace('\\', "/")),
         None => match out_dir {
             Some(_) => project_stem(project),
@@ -56,7 +67,7 @@ pub fn output_path(
             dir.display(),
             dir.join(&kept).display()
         );
-        let d = match &model.name {
+        let d = match name {
             Some(n) => {
                 Diagnostic::new(Code::OutputPathOutside, message, n.span.span(), "this path")
             }
