@@ -408,8 +408,9 @@ fn depfile_inputs_alone_rebuild_identical_bytes() {
         );
         checked += 1;
     }
-    assert!(checked >= 50, "only {checked} projects checked");
-    assert!(sources >= 8, "only {sources} Source projects checked");
+    eprintln!("{checked} projects ({sources} Source) rebuilt from their depfile's inputs alone");
+    assert!(checked >= 57, "only {checked} projects checked");
+    assert!(sources >= 13, "only {sources} Source projects checked");
 }
 
 /// The same projects built from two folders, given by absolute paths, give the same bytes, and
