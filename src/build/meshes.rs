@@ -216,7 +216,8 @@ impl Builder<'_> {
             };
         };
         let map = self.bone_map(l, bones);
-        let src = l.smd.mesh.clone().unwrap_or_default();
+        let empty = Mesh::default();
+        let src = l.smd.mesh.as_ref().unwrap_or(&empty);
         let gold = self.target == Target::GoldSrc;
         let mut out = Mesh {
             materials: src.materials.clone(),
@@ -224,11 +225,14 @@ impl Builder<'_> {
             weights: Vec::with_capacity(src.weights.len()),
         };
         let mapped = |b: BoneId| map.get(b.index()).copied().flatten();
-        let mut source_positions = Vec::with_capacity(src.triangles.len());
+        // (GoldSrc only: the Source back end does not read them)
+        let mut source_positions = Vec::with_capacity(if gold { src.triangles.len() } else { 0 });
+        // (one buffer for every corner's weights: no allocation per corner)
+        let mut ws: Vec<Weight> = Vec::new();
         'tri: for t in &src.triangles {
             let mut corners: [Option<Corner>; 3] = [None; 3];
             for (slot, c) in corners.iter_mut().zip(&t.corners) {
-                let mut ws: Vec<Weight> = Vec::new();
+                ws.clear();
                 if gold {
                     let Some(b) = mapped(c.bone) else {
                         continue 'tri;
@@ -266,7 +270,9 @@ impl Builder<'_> {
                     corners: [a, b, c],
                     ..*t
                 });
-                source_positions.push(t.corners.map(|c| c.pos));
+                if gold {
+                    source_positions.push(t.corners.map(|c| c.pos));
+                }
             }
         }
         // Materials: global list, case-insensitive, first spelling kept.

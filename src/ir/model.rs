@@ -306,7 +306,8 @@ pub struct ModelMesh {
     /// into bone space with the rest pose of the model's own file (`goldsrc.md` §8.1).
     pub file_bones: Vec<MeshBone>,
     /// Corner positions as the file gives them (before the scale), parallel to
-    /// `mesh.triangles`: GoldSrc computes `(p − origin_offset)·scale` from them.
+    /// `mesh.triangles`: GoldSrc computes `(p − origin_offset)·scale` from them (empty when
+    /// building for Source, which does not read them).
     pub source_positions: Vec<[[f32; 3]; 3]>,
 }
 

@@ -101,16 +101,45 @@ struct Parsed {
 fn parse_job(job: ParseJob) -> Parsed {
     let mut diags = Vec::new();
     let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
-    let smd = if ok {
-        check_smd_text(&text, job.id, &mut diags)
+    if !ok {
+        return Parsed {
+            path: job.path,
+            id: job.id,
+            text: Some(text),
+            stamp: job.stamp,
+            diags,
+            smd: None,
+        };
+    }
+    let parsed = crate::smd::parse(&text, job.id);
+    let parsed_ok = !parsed.has_errors();
+    diags.extend(parsed.diagnostics);
+    // Lowering reads the syntax tree, not the text: a text nothing was reported about is let
+    // go before it, so the text, the tree and the lowered file are never all in memory at once
+    // (a diagnostic of the lowering reads the file again to show its lines, as for any
+    // evicted text).
+    let keep = !diags.is_empty() || job.stamp.is_none();
+    let text = if keep {
+        Some(text)
+    } else {
+        drop(text);
+        None
+    };
+    let smd = if parsed_ok {
+        let before = diags.len();
+        let model = lower_smd(&parsed.smd, job.id, &mut diags);
+        drop(parsed.smd);
+        diags[before..]
+            .iter()
+            .all(|d| !d.is_error())
+            .then_some(model)
     } else {
         None
     };
-    let keep = !diags.is_empty() || job.stamp.is_none();
     Parsed {
         path: job.path,
         id: job.id,
-        text: keep.then_some(text),
+        text,
         stamp: job.stamp,
         diags,
         smd,

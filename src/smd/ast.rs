@@ -66,7 +66,6 @@ pub struct BonePose {
     pub pos: [f32; 3],
     pub rot: [f32; 3],
     pub line: Span,
-    pub bone_span: Span,
 }
 
 /// `triangles` … `end`.
@@ -116,7 +115,6 @@ pub struct Vertex {
     /// Whether the line had the link count (ten or more values), even `0`.
     pub has_link_count: bool,
     pub line: Span,
-    pub bone_span: Span,
 }
 
 /// One `bone weight` pair of a vertex.
@@ -124,7 +122,6 @@ pub struct Vertex {
 pub struct Link {
     pub bone: i32,
     pub weight: f32,
-    pub bone_span: Span,
 }
 
 /// `vertexanimation` … `end` (VTA files).

@@ -355,14 +355,13 @@ fn plain_line(text: &str, base: u32, out: &mut Vec<Num>) -> bool {
 }
 
 /// A vertex from its bone and the eight values after it (position, normal, uv), no links yet.
-fn rigid_vertex(line: Span, bone: i32, bone_span: Span, v: [f32; 8]) -> Vertex {
+fn rigid_vertex(line: Span, bone: i32, v: [f32; 8]) -> Vertex {
     Vertex {
         bone,
         pos: [v[0], v[1], v[2]],
         normal: [v[3], v[4], v[5]],
         uv: [v[6], v[7]],
         line,
-        bone_span,
         ..Vertex::default()
     }
 }
@@ -716,7 +715,7 @@ impl<'a> Parser<'a> {
 
     /// See [`Parser::line`]: `bone x y z rx ry rz` in an open frame.
     fn fast_bone_line(&mut self, line: Span) -> bool {
-        let Some((bone, bone_span, v)) =
+        let Some((bone, _, v)) =
             plain_numbers::<6>(self.src, line.start as usize, line.end as usize)
         else {
             return false;
@@ -732,7 +731,6 @@ impl<'a> Parser<'a> {
             pos: [v[0], v[1], v[2]],
             rot: [v[3], v[4], v[5]],
             line,
-            bone_span,
         });
         self.saw_content = true;
         true
@@ -746,14 +744,14 @@ impl<'a> Parser<'a> {
         // links, the file is taken to have them (Source exporters write them on every line)
         // and the one-pass attempt is no longer made.
         if !self.saw_links {
-            if let Some((bone, bone_span, v)) =
+            if let Some((bone, _, v)) =
                 plain_numbers::<8>(self.src, line.start as usize, line.end as usize)
             {
                 if !self.bone_known(bone) {
                     return false;
                 }
                 self.saw_content = true;
-                self.add_vertex(rigid_vertex(line, bone, bone_span, v), true);
+                self.add_vertex(rigid_vertex(line, bone, v), true);
                 return true;
             }
         }
@@ -789,7 +787,6 @@ impl<'a> Parser<'a> {
         let mut v = rigid_vertex(
             line,
             bone,
-            Span::new(first.start, first.end),
             std::array::from_fn(|k| vals.get(k).map_or(0.0, |x| x.value)),
         );
         if let Some(tc) = n.get(9) {
@@ -827,7 +824,6 @@ impl<'a> Parser<'a> {
                     t.links.push(Link {
                         bone,
                         weight: w.value,
-                        bone_span: Span::new(b.start, b.end),
                     });
                 }
             }
@@ -1464,7 +1460,6 @@ impl<'a> Parser<'a> {
                     pos: [vals[0], vals[1], vals[2]],
                     rot: [vals[3], vals[4], vals[5]],
                     line,
-                    bone_span: Self::span(t0),
                 };
                 if let Some(f) = self.out.skeleton.as_mut().and_then(|s| s.frames.last_mut()) {
                     f.bones.push(pose);
@@ -1665,7 +1660,6 @@ impl<'a> Parser<'a> {
         };
         if ok {
             let t0 = self.toks[0];
-            v.bone_span = Self::span(t0);
             match self.int(t0, "a bone index") {
                 Some(b) if self.bone_known(b) => v.bone = b,
                 Some(b) => {
@@ -1790,11 +1784,7 @@ impl<'a> Parser<'a> {
                         .links
                         .get(first..)
                         .is_some_and(|ls| ls.iter().any(|l| l.bone == b));
-                    t.links.push(Link {
-                        bone: b,
-                        weight: w,
-                        bone_span: Self::span(tb),
-                    });
+                    t.links.push(Link { bone: b, weight: w });
                 }
                 _ => ok = false,
             }

@@ -28,23 +28,76 @@ struct CornerIn {
     normal: [f32; 3],
     uv: [f32; 2],
     /// IR bones and weights (7.7 step 1), largest first.
-    weights: Vec<(BoneId, f32)>,
+    weights: Links,
+}
+
+/// A vertex's bone links after 7.7 step 1, which keeps at most three: held inline, so that no
+/// corner or vertex of a large mesh has an allocation of its own. Reads as a slice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Links {
+    n: u8,
+    l: [(BoneId, f32); 3],
+}
+
+impl Links {
+    const EMPTY: Links = Links {
+        n: 0,
+        l: [(BoneId(0), 0.0); 3],
+    };
+
+    fn one(bone: BoneId) -> Links {
+        let mut l = Links::EMPTY;
+        l.push(bone, 1.0);
+        l
+    }
+
+    /// Adds a link; a fourth is ignored (callers keep at most three).
+    fn push(&mut self, bone: BoneId, weight: f32) {
+        if let Some(slot) = self.l.get_mut(usize::from(self.n)) {
+            *slot = (bone, weight);
+            self.n += 1;
+        }
+    }
+}
+
+impl std::ops::Deref for Links {
+    type Target = [(BoneId, f32)];
+    fn deref(&self) -> &[(BoneId, f32)] {
+        self.l.get(..usize::from(self.n)).unwrap_or(&[])
+    }
+}
+
+impl<'a> IntoIterator for &'a Links {
+    type Item = &'a (BoneId, f32);
+    type IntoIter = std::slice::Iter<'a, (BoneId, f32)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 /// 7.7 step 1: sort descending (stable), drop trailing links under 0.05 while more than one
 /// remains, keep at most 3, rescale to 1 in float. Returns the weights and the largest weight
 /// dropped (0 when nothing was).
-fn balance(ws: &[crate::ir::Weight]) -> (Vec<(BoneId, f32)>, f32) {
-    let mut v: Vec<(BoneId, f32)> = Vec::with_capacity(ws.len());
+fn balance(ws: &[crate::ir::Weight]) -> (Links, f32) {
+    // the merged links, on the stack for the usual few (a longer list is rare)
+    let mut stack = [(BoneId(0), 0f32); 8];
+    let mut heap = Vec::new();
+    let v: &mut [(BoneId, f32)] = if ws.len() <= stack.len() {
+        &mut stack
+    } else {
+        heap.resize(ws.len(), (BoneId(0), 0f32));
+        &mut heap
+    };
+    let mut n = 0usize;
     for w in ws {
-        if let Some(e) = v.iter_mut().find(|e| e.0 == w.bone) {
+        if let Some(e) = v.iter_mut().take(n).find(|e| e.0 == w.bone) {
             e.1 += w.weight;
-        } else {
-            v.push((w.bone, w.weight));
+        } else if let Some(slot) = v.get_mut(n) {
+            *slot = (w.bone, w.weight);
+            n += 1;
         }
     }
     // bubble sort, swapping only on `>`
-    let n = v.len();
     for i in 0..n {
         for j in 0..n.saturating_sub(1 + i) {
             if v[j + 1].1 > v[j].1 {
@@ -53,24 +106,28 @@ fn balance(ws: &[crate::ir::Weight]) -> (Vec<(BoneId, f32)>, f32) {
         }
     }
     let mut dropped = 0.0f32;
-    while v.len() > 1 && (v.len() > 3 || v.last().is_some_and(|e| e.1 < 0.05)) {
-        if let Some(e) = v.pop() {
-            dropped = dropped.max(e.1);
-        }
+    while n > 1 && (n > 3 || v[n - 1].1 < 0.05) {
+        dropped = dropped.max(v[n - 1].1);
+        n -= 1;
     }
+    let v = &mut v[..n];
     let sum: f32 = v.iter().map(|e| e.1).sum();
     if sum > 0.0 {
         let t = (1.0f64 / sum as f64) as f32;
-        for e in &mut v {
+        for e in v.iter_mut() {
             e.1 *= t;
         }
     } else if !v.is_empty() {
         let k = v.len() as f32;
-        for e in &mut v {
+        for e in v.iter_mut() {
             e.1 = 1.0 / k;
         }
     }
-    (v, dropped)
+    let mut out = Links::EMPTY;
+    for &(b, w) in v.iter() {
+        out.push(b, w);
+    }
+    (out, dropped)
 }
 
 /// A material name without its extension (everything after the last `.`).
@@ -172,7 +229,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                     lost += 1;
                     largest = largest.max(d);
                 }
-                let w = if w.is_empty() { vec![(c.bone, 1.0)] } else { w };
+                let w = if w.is_empty() { Links::one(c.bone) } else { w };
                 CornerIn {
                     pos: c.pos,
                     normal: c.normal,
@@ -412,7 +469,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                             pos,
                             normal,
                             uv: c.uv,
-                            weights: c.weights.clone(),
+                            weights: c.weights,
                         }
                     });
                     meshes[idx].1.triangle(lod, corners);
@@ -895,7 +952,7 @@ struct RawVertex {
     pos: [f32; 3],
     normal: [f32; 3],
     uv: [f32; 2],
-    weights: Vec<(BoneId, f32)>,
+    weights: Links,
     /// Studiomdl's raw tangent (7.6): orthonormalized direction, zero when the uvs are
     /// degenerate, and the handedness sign; filled in once the triangles of its LOD are known.
     tangent: [f32; 4],
@@ -936,7 +993,7 @@ fn weld(
         pos: c.pos,
         normal: c.normal,
         uv: c.uv,
-        weights: c.weights.clone(),
+        weights: c.weights,
         tangent: [0.0, 0.0, 0.0, 1.0],
         lod_mask: 1 << lod,
     });
@@ -1398,7 +1455,7 @@ mod tests {
             pos,
             normal: [0.0, 0.0, 1.0],
             uv,
-            weights: vec![(BoneId(0), 1.0)],
+            weights: Links::one(BoneId(0)),
         }
     }
 
