@@ -130,6 +130,34 @@ fn balance(ws: &[crate::ir::Weight]) -> (Links, f32) {
     (out, dropped)
 }
 
+/// The corners of a triangle after the weight cleanup (7.7 step 1), `v` flipped and in
+/// the file's final winding, with how many of them lost links and the largest weight dropped.
+fn corners_in(
+    mm: &crate::ir::model::ModelMesh,
+    t: &crate::ir::Triangle,
+) -> ([CornerIn; 3], usize, f32) {
+    let mut lost = 0usize;
+    let mut largest = 0.0f32;
+    let mut cs = t.corners.map(|c| {
+        let (w, d) = balance(mm.mesh.weights_of(&c));
+        if d > 0.0 {
+            lost += 1;
+            largest = largest.max(d);
+        }
+        let w = if w.is_empty() { Links::one(c.bone) } else { w };
+        CornerIn {
+            pos: c.pos,
+            normal: c.normal,
+            uv: [c.uv[0], 1.0 - c.uv[1]],
+            weights: w,
+        }
+    });
+    if !mm.reverse {
+        cs.swap(1, 2);
+    }
+    (cs, lost, largest)
+}
+
 /// A material name without its extension (everything after the last `.`).
 pub fn texture_name(material: &str) -> String {
     let base = material.rsplit(['/', '\\']).next().unwrap_or(material);
@@ -204,7 +232,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     };
 
     // --- weights: cleanup per corner, one warning per file -----------------------------------
-    let mut corners: FastMap<MeshId, Vec<[CornerIn; 3]>> = FastMap::default();
+    // Every used mesh's weights are balanced here once to report what is pruned and to know
+    // the bones they use; the corners themselves are made again where they are welded, so
+    // the corners of the whole model are never in memory at once.
     let mut used_meshes: Vec<MeshId> = Vec::new();
     for bp in &model.body_parts {
         for o in &bp.options {
@@ -217,30 +247,22 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             }
         }
     }
+    let mut weighted = vec![false; nbones_ir];
     for &mid in &used_meshes {
         let Some(mm) = model.mesh(mid) else { continue };
         let mut lost = 0usize;
         let mut largest = 0.0f32;
-        let mut tris = Vec::with_capacity(mm.mesh.triangles.len());
         for t in &mm.mesh.triangles {
-            let mut cs = t.corners.map(|c| {
-                let (w, d) = balance(mm.mesh.weights_of(&c));
-                if d > 0.0 {
-                    lost += 1;
-                    largest = largest.max(d);
+            let (cs, l, d) = corners_in(mm, t);
+            lost += l;
+            largest = largest.max(d);
+            for c in &cs {
+                for w in &c.weights {
+                    if let Some(u) = weighted.get_mut(w.0.index()) {
+                        *u = true;
+                    }
                 }
-                let w = if w.is_empty() { Links::one(c.bone) } else { w };
-                CornerIn {
-                    pos: c.pos,
-                    normal: c.normal,
-                    uv: [c.uv[0], 1.0 - c.uv[1]],
-                    weights: w,
-                }
-            });
-            if !mm.reverse {
-                cs.swap(1, 2);
             }
-            tris.push(cs);
         }
         if lost > 0 && !static_prop {
             diags.push(
@@ -258,7 +280,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 )),
             );
         }
-        corners.insert(mid, tris);
     }
 
     // --- bones ---------------------------------------------------------------------------------
@@ -282,14 +303,8 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             cur = model.bones[c.index()].parent;
         }
     };
-    for tris in corners.values() {
-        for t in tris {
-            for c in t {
-                for w in &c.weights {
-                    mark(w.0, &mut keep);
-                }
-            }
-        }
+    for (b, _) in weighted.iter().enumerate().filter(|w| *w.1) {
+        mark(BoneId(b as u32), &mut keep);
     }
     for a in &model.attachments {
         mark(a.bone, &mut keep);
@@ -438,10 +453,11 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             let mut meshes: Vec<(usize, MeshBuild)> = Vec::new();
             for (lod, src) in sources.iter().enumerate() {
                 let Some(src) = src else { continue };
-                let (Some(smesh), Some(tris)) = (model.mesh(*src), corners.get(src)) else {
+                let Some(smesh) = model.mesh(*src) else {
                     continue;
                 };
-                for (t, tri) in smesh.mesh.triangles.iter().zip(tris) {
+                for t in &smesh.mesh.triangles {
+                    let (tri, _, _) = corners_in(smesh, t);
                     let Some(mat) = smesh.material_of(t) else {
                         continue;
                     };
@@ -930,12 +946,16 @@ struct ExactKey {
     normal: [u32; 3],
     uv: [u32; 2],
     tangent: [u32; 4],
-    weights: Vec<(u32, u32)>,
+    /// The links in bone order, then `NO_LINK`s.
+    weights: [(u32, u32); 3],
 }
 
 impl ExactKey {
     fn of(v: &RawVertex) -> ExactKey {
-        let mut weights: Vec<(u32, u32)> = v.weights.iter().map(|w| (w.0 .0, bits(w.1))).collect();
+        let mut weights = [NO_LINK; 3];
+        for (slot, w) in weights.iter_mut().zip(v.weights.iter()) {
+            *slot = (w.0 .0, bits(w.1));
+        }
         weights.sort_unstable();
         ExactKey {
             pos: v.pos.map(bits),
@@ -959,6 +979,60 @@ struct RawVertex {
     lod_mask: u32,
 }
 
+/// Vertices by a key, each key's in the order they were added, without a list per key: the
+/// map holds a key's first and last vertex and `next` links each vertex to the following one
+/// (a large mesh has about one key per vertex, so a `Vec` per key would be an allocation per
+/// vertex).
+struct Chains<K> {
+    map: FastMap<K, (u32, u32)>,
+    next: Vec<u32>,
+}
+
+impl<K: std::hash::Hash + Eq> Default for Chains<K> {
+    fn default() -> Self {
+        Chains {
+            map: FastMap::default(),
+            next: Vec::new(),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq> Chains<K> {
+    const END: u32 = u32::MAX;
+
+    /// Adds vertex `v` (in no chain yet) at the end of `key`'s chain.
+    fn push(&mut self, key: K, v: u32) {
+        let at = v as usize;
+        if self.next.len() <= at {
+            self.next.resize(at + 1, Self::END);
+        }
+        match self.map.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let (first, last) = *e.get();
+                if let Some(n) = self.next.get_mut(last as usize) {
+                    *n = v;
+                }
+                e.insert((first, v));
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((v, v));
+            }
+        }
+    }
+
+    /// `key`'s vertices, in the order they were added.
+    fn get<'a>(&'a self, key: &K) -> impl Iterator<Item = u32> + 'a {
+        let mut at = self.map.get(key).map_or(Self::END, |e| e.0);
+        std::iter::from_fn(move || {
+            (at != Self::END).then(|| {
+                let v = at;
+                at = self.next.get(v as usize).copied().unwrap_or(Self::END);
+                v
+            })
+        })
+    }
+}
+
 /// Normals of corners welded into one vertex are within 2° of the vertex's (first) normal.
 fn weld_cos() -> f32 {
     (2.0f32).to_radians().cos()
@@ -968,27 +1042,26 @@ fn weld_cos() -> f32 {
 /// first normal; zero normals never weld. Returns the vertex and whether it is new.
 fn weld(
     verts: &mut Vec<RawVertex>,
-    index: &mut FastMap<Key, Vec<u32>>,
+    index: &mut Chains<Key>,
     c: &CornerIn,
     lod: usize,
 ) -> (u32, bool) {
     let key = Key::of(c);
     let zero = math::dot(c.normal, c.normal) == 0.0;
-    let list = index.entry(key).or_default();
     if !zero {
         let cos2 = weld_cos();
-        for &i in list.iter() {
-            let Some(v) = verts.get_mut(i as usize) else {
-                continue;
-            };
-            if math::dot(v.normal, v.normal) > 0.0 && math::dot(v.normal, c.normal) > cos2 {
-                v.lod_mask |= 1 << lod;
-                return (i, false);
-            }
+        let found = index.get(&key).find(|&i| {
+            verts.get(i as usize).is_some_and(|v| {
+                math::dot(v.normal, v.normal) > 0.0 && math::dot(v.normal, c.normal) > cos2
+            })
+        });
+        if let Some(v) = found.and_then(|i| verts.get_mut(i as usize).map(|v| (i, v))) {
+            v.1.lod_mask |= 1 << lod;
+            return (v.0, false);
         }
     }
     let i = verts.len() as u32;
-    list.push(i);
+    index.push(key, i);
     verts.push(RawVertex {
         pos: c.pos,
         normal: c.normal,
@@ -1150,11 +1223,11 @@ fn weight_error(a: &[(BoneId, f32)], b: &[(BoneId, f32)]) -> Option<f32> {
 /// tangents of LOD 0 must be known first).
 struct MeshBuild {
     verts: Vec<RawVertex>,
-    index: FastMap<Key, Vec<u32>>,
+    index: Chains<Key>,
     /// LOD-0 vertices by grid cell.
-    lod0_grid: FastMap<[i64; 3], Vec<u32>>,
+    lod0_grid: Chains<[i64; 3]>,
     /// Vertices LODs ≥ 1 added, by grid cell.
-    lod_grid: FastMap<[i64; 3], Vec<u32>>,
+    lod_grid: Chains<[i64; 3]>,
     /// Every vertex by its exact contents (the first one when several are equal).
     exact: FastMap<ExactKey, u32>,
     tris: Vec<Vec<[u32; 3]>>,
@@ -1167,9 +1240,9 @@ impl MeshBuild {
     fn new(num_lods: usize) -> Self {
         MeshBuild {
             verts: Vec::new(),
-            index: FastMap::default(),
-            lod0_grid: FastMap::default(),
-            lod_grid: FastMap::default(),
+            index: Chains::default(),
+            lod0_grid: Chains::default(),
+            lod_grid: Chains::default(),
             exact: FastMap::default(),
             tris: vec![Vec::new(); num_lods],
             seen: vec![Default::default(); num_lods],
@@ -1188,7 +1261,7 @@ impl MeshBuild {
         let ids = corners.each_ref().map(|c| {
             let (i, new) = weld(&mut self.verts, &mut self.index, c, 0);
             if new {
-                self.lod0_grid.entry(cell(c.pos)).or_default().push(i);
+                self.lod0_grid.push(cell(c.pos), i);
             }
             i
         });
@@ -1205,15 +1278,13 @@ impl MeshBuild {
     }
 
     /// Candidates near `pos` among the vertices of `grid`, in creation order.
-    fn near(grid: &FastMap<[i64; 3], Vec<u32>>, pos: [f32; 3]) -> Vec<u32> {
+    fn near(grid: &Chains<[i64; 3]>, pos: [f32; 3]) -> Vec<u32> {
         let c = cell(pos);
         let mut out = Vec::new();
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    if let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) {
-                        out.extend_from_slice(list);
-                    }
+                    out.extend(grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]));
                 }
             }
         }
@@ -1288,7 +1359,7 @@ impl MeshBuild {
             return;
         }
         let mut src: Vec<RawVertex> = Vec::new();
-        let mut src_index: FastMap<Key, Vec<u32>> = FastMap::default();
+        let mut src_index: Chains<Key> = Chains::default();
         let src_tris: Vec<[u32; 3]> = tris_in
             .iter()
             .map(|t| {
@@ -1328,7 +1399,7 @@ impl MeshBuild {
                 None => {
                     let i = self.verts.len() as u32;
                     self.exact.insert(key, i);
-                    self.lod_grid.entry(cell(v.pos)).or_default().push(i);
+                    self.lod_grid.push(cell(v.pos), i);
                     self.verts.push(v);
                     i
                 }
