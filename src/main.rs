@@ -592,7 +592,7 @@ fn build(a: BuildArgs) -> ExitCode {
         .map(|o| {
             o.files
                 .iter()
-                .map(|(path, bytes)| record::output_record(path, bytes))
+                .map(|(path, bytes)| record::output_record(path, bytes, a.report.is_some()))
                 .collect()
         })
         .collect();
@@ -678,7 +678,11 @@ fn build(a: BuildArgs) -> ExitCode {
                         .map(|f| report::OutputEntry {
                             path: f.path.display().to_string(),
                             bytes: f.bytes,
-                            sha256: f.sha256.clone().unwrap_or_default(),
+                            sha256: if a.report.is_some() {
+                                record::output_sha256(f)
+                            } else {
+                                String::new()
+                            },
                         })
                         .collect(),
                     rec.inputs.iter().map(|f| f.path.clone()).collect(),

@@ -650,3 +650,22 @@ fn ninja_builds_then_has_nothing_to_do_then_rebuilds_dependents() {
     assert_eq!(fifth.matches("mdlc: up to date:").count(), 2, "{fifth}");
     assert!(ninja("sixth").contains("no work to do"));
 }
+
+/// A build without `--report` records no SHA-256; a later report of the project up to date
+/// gives the files' own.
+#[test]
+fn an_up_to_date_report_after_a_build_without_one_has_the_sha256() {
+    let dir = scratch("late-report");
+    let qc = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/anim_chain/anim_chain.qc");
+    let qc = qc.to_str().unwrap();
+    run(&dir, &["build", qc, "-o", "out"]);
+    run(&dir, &["build", qc, "-o", "out", "--report", "r.json"]);
+    let report = read_json(&dir.join("r.json"));
+    assert_eq!(report["projects"][0]["status"], "up-to-date");
+    let outputs = report["projects"][0]["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), 5, "mdl, vvd and three vtx");
+    for o in outputs {
+        let bytes = std::fs::read(dir.join(o["path"].as_str().unwrap())).unwrap();
+        assert_eq!(o["sha256"], mdlc::buildsys::sha256_hex(&bytes).as_str());
+    }
+}

@@ -101,14 +101,26 @@ pub fn input_record(r: &crate::load::fs::Recorded) -> Option<FileRecord> {
     }
 }
 
-/// The record of an output about to be written.
-pub fn output_record(path: &Path, bytes: &[u8]) -> FileRecord {
+/// The record of an output about to be written; its SHA-256 only when `sha256` (a report
+/// asks for it; a later report of the project up to date computes it from the file).
+pub fn output_record(path: &Path, bytes: &[u8], sha256: bool) -> FileRecord {
     FileRecord {
         path: path.to_path_buf(),
         bytes: bytes.len() as u64,
         mtime_ns: None,
         hash: content_hash(bytes),
-        sha256: Some(super::sha256_hex(bytes)),
+        sha256: sha256.then(|| super::sha256_hex(bytes)),
+    }
+}
+
+/// The SHA-256 of an output of a record: the recorded one, or the file's (which
+/// [`up_to_date`] found to have the recorded content).
+pub fn output_sha256(f: &FileRecord) -> String {
+    match &f.sha256 {
+        Some(s) => s.clone(),
+        None => std::fs::read(&f.path)
+            .map(|b| super::sha256_hex(&b))
+            .unwrap_or_default(),
     }
 }
 
