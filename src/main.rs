@@ -479,6 +479,10 @@ fn probe_writable(path: &std::path::Path) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let probe = path.with_file_name(format!(".{name}.mdlc-probe-{}", std::process::id()));
+    // its folder is made as the models' are (a depfile beside a model not yet built)
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
     std::fs::write(&probe, b"")?;
     std::fs::remove_file(&probe)
 }

@@ -471,15 +471,9 @@ fn option_errors_write_nothing() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("--jobs"));
 
+    std::fs::write(dir.join("a-file"), b"").unwrap();
     let r = mdlc(
-        &[
-            "build",
-            qc,
-            "-o",
-            "out",
-            "--report",
-            "no/such/folder/r.json",
-        ],
+        &["build", qc, "-o", "out", "--report", "a-file/r.json"],
         &dir,
     );
     assert_eq!(r.status.code(), Some(2));
@@ -493,6 +487,23 @@ fn option_errors_write_nothing() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("cannot write the depfile"));
     assert!(!dir.join("out").exists(), "nothing is written");
+
+    // a report or depfile in a folder that does not exist yet: the folder is made
+    run(
+        &dir,
+        &[
+            "build",
+            qc,
+            "-o",
+            "out",
+            "--depfile",
+            "deps/new/d.d",
+            "--report",
+            "reports/r.json",
+        ],
+    );
+    assert!(dir.join("deps/new/d.d").is_file() && dir.join("reports/r.json").is_file());
+    let _ = std::fs::remove_dir_all(dir.join("out"));
 
     // --game with a GoldSrc project: E0800, nothing written, not even for the Source project
     let gs = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/goldsrc");
@@ -668,4 +679,52 @@ fn an_up_to_date_report_after_a_build_without_one_has_the_sha256() {
         let bytes = std::fs::read(dir.join(o["path"].as_str().unwrap())).unwrap();
         assert_eq!(o["sha256"], mdlc::buildsys::sha256_hex(&bytes).as_str());
     }
+}
+
+/// The Make rule of docs/build-systems.md: built, then nothing to do, then a changed SMD
+/// rebuilds through the depfile. CI installs Make; without it the test fails there.
+#[test]
+fn make_rebuilds_through_the_depfile() {
+    let have_make = std::process::Command::new("make")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_make {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "make is missing; CI must install it (.ci/run)"
+        );
+        eprintln!("skipping: no make");
+        return;
+    }
+    let dir = scratch("make");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/anim_chain"),
+        &dir.join("a"),
+    );
+    std::fs::write(
+        dir.join("Makefile"),
+        "MODEL := build/models/test/anim_chain.mdl\n\
+         all: $(MODEL)\n\
+         $(MODEL): a/anim_chain.qc\n\
+         \t$(MDLC) build $< -o build/models --depfile $@.d --progress never\n\
+         -include $(MODEL).d\n",
+    )
+    .unwrap();
+    let make = || {
+        let o = std::process::Command::new("make")
+            .arg(format!("MDLC={}", env!("CARGO_BIN_EXE_mdlc")))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+    };
+    assert!(make().contains("mdlc: wrote build/models/test/anim_chain.mdl"));
+    assert!(make().contains("Nothing to be done"));
+    let mut smd = std::fs::read(dir.join("a/swing.smd")).unwrap();
+    smd.extend_from_slice(b"\n");
+    std::fs::write(dir.join("a/swing.smd"), smd).unwrap();
+    assert!(make().contains("mdlc: wrote build/models/test/anim_chain.mdl"));
+    assert!(make().contains("Nothing to be done"));
 }
