@@ -322,6 +322,8 @@ codes! {
     SourceAnimLimit = "E0622", Error;
     /// an animation or sequence option is read but not applied yet
     SourceAnimCommandIgnored = "W0620", Warning;
+    /// an event's frame is negative (written as a negative cycle, which never fires)
+    SourceEventNegativeFrame = "W0621", Warning;
 
     // --- Source inspect (E0650-E0659) ----------------------------------------------------------
     // (driver::inspect and formats::source::pose add their codes here)
@@ -413,6 +415,8 @@ codes! {
     QcCommentInToken = "W0204", Warning;
     /// a macro parameter written inside a quoted token, which QC does not replace
     QcParamInQuotes = "W0205", Warning;
+    /// tokens after a macro call's arguments continue the expansion's last command
+    QcMacroTrailingTokens = "W0206", Warning;
 
     // --- QC commands (E0220-E0299, W0220-W0299) ----------------------------------------------
     // (qc::commands adds its codes here)
@@ -474,6 +478,12 @@ codes! {
     QcOptionByPrefix = "W0231", Warning;
     /// a Half-Life keyword that Valve's tool matches only in lower case is written in another case
     QcKeywordCase = "W0232", Warning;
+    /// a sequence names a pose parameter no `$poseparameter` declared before it (made there)
+    QcPoseParameterUndeclared = "W0233", Warning;
+    /// `$poseparameter name` without a range (the range comes from the blends)
+    QcPoseParameterNoRange = "W0234", Warning;
+    /// `rotate` of `$attachment` with fewer than three angles (the missing ones are 0)
+    QcAttachmentFewAngles = "W0235", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)

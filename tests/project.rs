@@ -813,6 +813,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
         max: 45.0,
         wrap: true,
         loop_range: Some(360.0),
+        widened_from: 0,
     }];
     p.weight_lists = vec![WeightList {
         name: s("default"),

@@ -272,6 +272,7 @@ fn source_sequence_items_and_implied_animations() {
     // 2…n take its fps, origin, rotation, scale, motion and commands, not its frames or loop.
     let s = clean(
         "$cdmaterials \"x\"\n$animation a_idle \"idle\"\n\
+         $poseparameter move_x -1 1\n$poseparameter move_y -2 2\n\
          $sequence s \"one\" \"two\" fps 12 LX loop frames 1 5 subtract a_idle 0 \
          activity ACT_RUN 1 node standing fadein 0.5 hidden\n\
          $sequence b a_idle a_idle a_idle a_idle blendwidth 2 blend move_x -1 1 blend move_y -2 2\n",

@@ -87,7 +87,8 @@ pub struct Transition {
     pub reversible: bool,
 }
 
-/// `$poseparameter name min max [wrap] [loop v]`.
+/// `$poseparameter name [min max] [wrap] [loop v]`, or a pose parameter a sequence names
+/// before any `$poseparameter` does (Valve's compiler then makes it, with the range 0 to 0).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoseParameter {
     pub name: Spanned<String>,
@@ -95,4 +96,9 @@ pub struct PoseParameter {
     pub max: f32,
     pub wrap: bool,
     pub loop_range: Option<f32>,
+    /// The blends of the sequences from this index on widen the range to hold their start
+    /// and end (Valve's compiler widens it as each `blend` is read, and a later
+    /// `$poseparameter` with a range sets it anew: 2006 SDK `studiomdl.cpp`, `ParseSequence`
+    /// and `Cmd_PoseParameter`). 0 when the range was set before every sequence.
+    pub widened_from: usize,
 }

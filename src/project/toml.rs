@@ -167,7 +167,7 @@ const SEQ_OWN_KEYS: &[&str] = &[
 const BLEND_KEYS: &[&str] = &["param", "min", "max"];
 const EVENT_KEYS: &[&str] = &["frame", "event", "options"];
 const TRANSITION_KEYS: &[&str] = &["entry", "exit", "reversible"];
-const POSE_KEYS: &[&str] = &["name", "min", "max", "wrap", "loop"];
+const POSE_KEYS: &[&str] = &["name", "min", "max", "wrap", "loop", "widened_from"];
 const WEIGHT_LIST_KEYS: &[&str] = &["name", "weights"];
 const BONE_WEIGHT_KEYS: &[&str] = &["bone", "weight", "pos_weight"];
 const COLLISION_KEYS: &[&str] = &["file", "joints", "commands"];
@@ -820,6 +820,7 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
             let max = t.req(cx, "max", number);
             let wrap = t.flag(cx, "wrap");
             let loop_range = t.opt(cx, "loop", number);
+            let widened_from = t.opt(cx, "widened_from", int32).unwrap_or(0);
             if let (Some(name), Some(min), Some(max)) = (name, min, max) {
                 spec.pose_parameters.push(PoseParameter {
                     name,
@@ -827,6 +828,7 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
                     max,
                     wrap,
                     loop_range,
+                    widened_from: usize::try_from(widened_from).unwrap_or(0),
                 });
             }
         }

@@ -764,6 +764,9 @@ impl Writer<'_> {
             if let Some(l) = p.loop_range {
                 self.kv("loop", num(l));
             }
+            if p.widened_from > 0 {
+                self.kv("widened_from", p.widened_from.to_string());
+            }
         }
     }
 

@@ -60,8 +60,12 @@ pub fn parse_project(
         anim_base_scale: Vec::new(),
         usage: "",
         cmd_name: String::new(),
+        implicit_pose: Vec::new(),
     };
     p.run();
+    for (_, d) in std::mem::take(&mut p.implicit_pose) {
+        p.push(d);
+    }
     // Valve's HL1 tool looks textures up in the `$cdtexture` folders, else in `$cd` (else the
     // current folder, which is the QC's): make that fallback an explicit texture folder, so
     // the model (and a TOML imported from it) says where its textures are.
@@ -319,6 +323,9 @@ pub(crate) struct Parser<'t, 'd> {
     usage: &'static str,
     /// The command being read, as written.
     cmd_name: String,
+    /// Pose parameters a sequence named before any `$poseparameter` did (by index in
+    /// `spec.pose_parameters`), with the warning reported if none declares them later.
+    implicit_pose: Vec<(usize, Diagnostic)>,
 }
 
 /// A Style-A block in progress (`qc-source.md` §1.3).
@@ -1511,7 +1518,44 @@ impl<'t> Parser<'t, '_> {
                 self.pos += 1;
                 match lower(o).as_str() {
                     "absolute" | "rigid" | "world_align" => a.flags.push(sp(lower(o), o)),
-                    "rotate" => a.rotate_deg = Some(self.vec3("an angle in degrees")?),
+                    "rotate" => {
+                        // Valve's compiler reads up to three angles, as many as the line has
+                        // (2006 SDK `studiomdl.cpp`, `Cmd_Attachment`); it leaves the missing
+                        // ones undefined, mdlc makes them 0.
+                        let mut angles = [0.0f32; 3];
+                        let mut n = 0;
+                        while n < 3 {
+                            match self.same_line() {
+                                Some(v) if float_prefix(&v.text).is_some() => {
+                                    angles[n] = self.num("an angle in degrees")?;
+                                    n += 1;
+                                }
+                                _ => break,
+                            }
+                        }
+                        if n == 0 {
+                            // not even one: the usual "missing argument" error
+                            self.num("an angle in degrees")?;
+                        }
+                        if n < 3 {
+                            self.push(
+                                Diagnostic::new(
+                                    Code::QcAttachmentFewAngles,
+                                    format!(
+                                        "`rotate` has {n} angle{}; the missing ones are 0",
+                                        if n == 1 { "" } else { "s" }
+                                    ),
+                                    o.span,
+                                    "expected three angles (x y z, in degrees) after this",
+                                )
+                                .with_note(format!(
+                                    "read as `rotate {}`; Valve's compiler leaves the missing angles undefined",
+                                    angles.map(|v| v.to_string()).join(" ")
+                                )),
+                            );
+                        }
+                        a.rotate_deg = Some(angles);
+                    }
                     "x_and_z_axes" => {
                         let x = self.vec3("an axis component")?;
                         let z = self.vec3("an axis component")?;
@@ -2110,25 +2154,65 @@ impl<'t> Parser<'t, '_> {
     }
 
     fn poseparameter(&mut self) -> Option<()> {
-        self.usage = "$poseparameter name min max [wrap] [loop range]";
+        self.usage = "$poseparameter name [min max] [wrap] [loop range]";
         let name = self.name("a pose parameter name")?;
-        let min = self.num("a minimum")?;
-        let max = self.num("a maximum")?;
-        let mut p = PoseParameter {
-            name,
-            min,
-            max,
-            wrap: false,
-            loop_range: None,
+        // The range is optional (Valve's compiler reads each number only if one is there):
+        // without it, the range comes from the sequences that blend on the parameter.
+        let range = match self.same_line() {
+            Some(t) if float_prefix(&t.text).is_some() => {
+                let min = self.num("a minimum")?;
+                let max = self.num("a maximum")?;
+                Some((min, max))
+            }
+            _ => None,
         };
+        if range.is_none() {
+            self.push(
+                Diagnostic::new(
+                    Code::QcPoseParameterNoRange,
+                    format!("pose parameter `{}` has no range", name.value),
+                    name.span.span(),
+                    "no minimum and maximum after the name",
+                )
+                .with_note(
+                    "its range is that of the sequences' blends on it, from 0 to 0 if none, as Valve's compiler makes it",
+                ),
+            );
+        }
+        let sequences = self.spec.sequences.len();
+        let at = self
+            .spec
+            .pose_parameters
+            .iter()
+            .position(|p| p.name.value.eq_ignore_ascii_case(&name.value));
+        let at = match at {
+            // Valve's compiler finds the parameter by name and sets what the line gives.
+            Some(i) => {
+                self.implicit_pose.retain(|(k, _)| *k != i);
+                i
+            }
+            None => {
+                self.spec.pose_parameters.push(PoseParameter {
+                    name: name.clone(),
+                    min: 0.0,
+                    max: 0.0,
+                    wrap: false,
+                    loop_range: None,
+                    widened_from: 0,
+                });
+                self.spec.pose_parameters.len() - 1
+            }
+        };
+        let mut wrap = false;
+        let mut loop_range = None;
         while let Some(o) = self.same_line() {
             self.pos += 1;
             match lower(o).as_str() {
-                "wrap" => p.wrap = true,
-                "loop" => p.loop_range = Some(self.num("a loop range")?),
+                "wrap" => wrap = true,
+                "loop" => loop_range = Some(self.num("a loop range")?),
                 _ if float_prefix(&o.text).is_some() => {
                     // later compilers: a third number is the loop range
-                    p.loop_range = Some(self.read_f32(o, "a loop range"));
+                    loop_range = Some(self.read_f32(o, "a loop range"));
                 }
                 _ => {
                     let mut d = Diagnostic::new(
@@ -2145,7 +2229,17 @@ impl<'t> Parser<'t, '_> {
                 }
             }
         }
-        self.spec.pose_parameters.push(p);
+        if let Some(p) = self.spec.pose_parameters.get_mut(at) {
+            if let Some((min, max)) = range {
+                p.min = min;
+                p.max = max;
+                p.widened_from = sequences;
+            }
+            p.wrap |= wrap;
+            if loop_range.is_some() {
+                p.loop_range = loop_range;
+            }
+        }
         Some(())
     }
 

@@ -99,6 +99,7 @@ pub fn tokenize(
         vars: HashMap::new(),
         files,
         force_line_start: false,
+        after_macro: None,
         expanded: 0,
         out: Vec::new(),
     };
@@ -170,8 +171,10 @@ struct Pre<'a> {
     vars: HashMap<String, Variable>,
     /// Files already read, by normalised path (`None`: not text, already reported).
     files: HashMap<PathBuf, Option<FileId>>,
-    /// The next token starts a line (an include or a macro expansion just ended).
+    /// The next token starts a line (an include just ended, or an empty macro was expanded).
     force_line_start: bool,
+    /// A macro expansion just ended: its invocation and lower-case name ([`Pre::after_macro`]).
+    after_macro: Option<(Tok, String)>,
     /// Tokens produced by macro expansions so far (see [`MAX_EXPANDED`]).
     expanded: usize,
     out: Vec<QcToken>,
@@ -248,11 +251,58 @@ impl Pre<'_> {
                 if std::mem::take(&mut self.force_line_start) {
                     t.line_start = true;
                 }
+                self.after_macro(&mut t);
                 return Some(t);
             }
-            self.stack.pop();
-            self.force_line_start = true;
+            match self.stack.pop() {
+                // Tokens left on the invocation's line continue the body's last command
+                // (below); anything else starts a line.
+                Some(Frame::Macro { call, key, .. }) => self.after_macro = Some((call, key)),
+                _ => self.force_line_start = true,
+            }
         }
+    }
+
+    /// The first token after a finished macro expansion: on the invocation's line (the
+    /// arguments were taken, more tokens follow), it continues the last command of the body,
+    /// with a warning; real QCs call macros this way, e.g. `$GenericShoot "a" "b.smd" "ACT_X"
+    /// "layer" match "idle"` (issue 16). Valve's public script reader of the 2006 and 2013
+    /// SDKs (`scriplib.cpp`) would end the command at the end of the expansion, but the files
+    /// that do this were compiled by their authors with Valve's tools, so mdlc reads them
+    /// as they were meant.
+    fn after_macro(&mut self, t: &mut Tok) {
+        let Some((call, key)) = self.after_macro.take() else {
+            return;
+        };
+        // (another invocation on the line is expanded in turn and starts a line of its own)
+        let invocation = !t.quoted
+            && t.text
+                .strip_prefix('$')
+                .is_some_and(|w| self.macros.contains_key(&w.to_ascii_lowercase()));
+        if t.line_start || invocation {
+            return;
+        }
+        let name = self
+            .macros
+            .get(&key)
+            .map_or_else(|| call.text.clone(), |m| m.name.clone());
+        let n = self.macros.get(&key).map_or(0, |m| m.params.len());
+        self.diags.push(
+            Diagnostic::new(
+                Code::QcMacroTrailingTokens,
+                format!(
+                    "`{}` follows the {n} argument{} of macro `{name}` on its line: it continues the macro's last command",
+                    t.text,
+                    if n == 1 { "" } else { "s" }
+                ),
+                t.span,
+                "read as more of the expansion's last command",
+            )
+            .with_secondary(call.span, "the macro is invoked here")
+            .with_note(
+                "real QCs rely on this; to be explicit, give the macro a parameter for these words",
+            ),
+        );
     }
 
     /// The next token if it is on the current line of the current file or macro body.
@@ -809,6 +859,11 @@ impl Pre<'_> {
             );
             return;
         }
+        if toks.is_empty() {
+            // An empty body still ends the line.
+            self.force_line_start = true;
+            return;
+        }
         if let Some(first) = toks.first_mut() {
             first.line_start = true;
         }
@@ -818,8 +873,6 @@ impl Pre<'_> {
             toks: toks.into_iter(),
             peeked: None,
         });
-        // An empty body still ends the line.
-        self.force_line_start = true;
     }
 }
 

@@ -301,8 +301,17 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
         }
     };
     let mut seqs: Vec<PSeq> = Vec::with_capacity(model.sequences.len() + 1);
-    for s in &model.sequences {
-        let ps = sequence(model, s, &anims, &mut pose_params, cx, diags, &mut ignored);
+    for (seq_index, s) in model.sequences.iter().enumerate() {
+        let ps = sequence(
+            model,
+            s,
+            seq_index,
+            &anims,
+            &mut pose_params,
+            cx,
+            diags,
+            &mut ignored,
+        );
         let Some(mut ps) = ps else { continue };
         if let Some(t) = &s.transition {
             ps.entry_node = node_of(&t.entry.value, &mut nodes);
@@ -1338,9 +1347,11 @@ fn unknown_name<'a>(
 }
 
 /// One `$sequence` (§6): flags, activity, blend grid and pose parameters, events, weights.
+#[allow(clippy::too_many_arguments)]
 fn sequence(
     model: &Model,
     s: &Seq,
+    seq_index: usize,
     anims: &[PAnim],
     pose_params: &mut [PPoseParam],
     cx: &Context,
@@ -1386,9 +1397,16 @@ fn sequence(
                 paramindex[axis] = p as i32;
                 paramstart[axis] = b.min;
                 paramend[axis] = b.max;
+                // (a `$poseparameter` read after this sequence set the range anew)
+                let widens = model
+                    .pose_parameters
+                    .get(p)
+                    .is_none_or(|d| seq_index >= d.widened_from);
                 let pp = &mut pose_params[p];
-                pp.start = pp.start.min(b.min).min(b.max);
-                pp.end = pp.end.max(b.min).max(b.max);
+                if widens {
+                    pp.start = pp.start.min(b.min).min(b.max);
+                    pp.end = pp.end.max(b.min).max(b.max);
+                }
             }
             None => diags.push(unknown_name(
                 "pose parameter",
@@ -1415,27 +1433,46 @@ fn sequence(
     // events: frame numbers of the first animation → cycles
     let mut events = Vec::new();
     let nframes = first.map_or(1, |a| a.num_frames);
+    // An event's frame counts from the first frame the sequence's first animation uses (with
+    // `frame 82 180`, event frame 0 is the SMD's frame 82), as Valve's compiler reads it:
+    // cycle = frame / (numframes − 1), a frame past the end an error, a negative one kept as
+    // a negative cycle (2006 SDK `write.cpp`, the events of `WriteSequenceInfo`).
     let first_time = first_ir.map_or(0, |a| a.first_time);
     for e in &s.events {
-        let frame = e.frame - first_time;
-        if frame < 0 || frame as usize >= nframes.max(1) {
+        let frame = e.frame;
+        if frame >= 0 && frame as usize >= nframes.max(1) {
             diags.push(
                 Diagnostic::new(
                     Code::SourceEventFrame,
                     format!(
-                        "event `{}` is at frame {}, outside sequence `{}`",
+                        "event `{}` is at frame {}, past the end of sequence `{}`",
                         e.id.value, e.frame, s.name.value
                     ),
                     e.id.span.span(),
                     "this event",
                 )
                 .with_note(format!(
-                    "the sequence's first animation has frames {} to {}",
+                    "the sequence's first animation has frames 0 to {} (the SMD's frames {} to {}); event frames count from its first frame",
+                    nframes.max(1) - 1,
                     first_time,
-                    first_time + nframes as i32 - 1
+                    first_time + nframes.max(1) as i32 - 1
                 )),
             );
             continue;
+        }
+        if frame < 0 {
+            diags.push(
+                Diagnostic::new(
+                    Code::SourceEventNegativeFrame,
+                    format!(
+                        "event `{}` is at frame {}, before the start of sequence `{}`",
+                        e.id.value, e.frame, s.name.value
+                    ),
+                    e.id.span.span(),
+                    "this event never fires",
+                )
+                .with_note("it is written with a negative cycle, as Valve's compiler writes it"),
+            );
         }
         let options = e.options.clone().unwrap_or_default();
         if options.len() > MAX_EVENT_OPTIONS {

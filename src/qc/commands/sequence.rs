@@ -650,8 +650,70 @@ impl<'t> Parser<'t, '_> {
                 }
             }
         }
+        self.declare_named_pose_parameters(&seq);
         self.spec.sequences.push(seq);
         Some(())
+    }
+
+    /// Pose parameters the sequence names (`blend`, a layer's `poseparameter`)
+    /// that no `$poseparameter` declared before it: Valve's compiler makes each one where it
+    /// is first named, with the range 0 to 0, which the blends then widen (2006 SDK
+    /// `studiomdl.cpp`, `LookupPoseParameter`), so the parameters keep that order.
+    fn declare_named_pose_parameters(&mut self, seq: &Sequence) {
+        let mut named: Vec<&Spanned<String>> = Vec::new();
+        for b in &seq.blends {
+            named.push(&b.param);
+        }
+        // (`calcblend` makes one too in Valve's compiler, which then computes its range from
+        // an attachment; mdlc does not apply `calcblend` yet, W0620, and makes no parameter
+        // whose range it cannot compute)
+        for c in seq
+            .extras
+            .iter()
+            .filter(|c| c.keyword.value.eq_ignore_ascii_case("blendlayer"))
+        {
+            let mut args = c.args.iter();
+            while let Some(a) = args.next() {
+                if a.value.eq_ignore_ascii_case("poseparameter") {
+                    named.extend(args.next());
+                }
+            }
+        }
+        for n in named {
+            if self
+                .spec
+                .pose_parameters
+                .iter()
+                .any(|p| p.name.value.eq_ignore_ascii_case(&n.value))
+            {
+                continue;
+            }
+            // reported at the end of the QC unless a `$poseparameter` declares it by then
+            let d = Diagnostic::new(
+                Code::QcPoseParameterUndeclared,
+                format!(
+                    "sequence `{}` names pose parameter `{}`, which no `$poseparameter` declares",
+                    seq.name.value, n.value
+                ),
+                n.span.span(),
+                "the pose parameter is made here",
+            )
+            .with_note(
+                "its range is that of the blends on it, from 0 to 0 if none, as Valve's compiler makes it; declare it with `$poseparameter name min max` to give the range",
+            );
+            self.implicit_pose
+                .push((self.spec.pose_parameters.len(), d));
+            self.spec
+                .pose_parameters
+                .push(crate::project::spec::PoseParameter {
+                    name: n.clone(),
+                    min: 0.0,
+                    max: 0.0,
+                    wrap: false,
+                    loop_range: None,
+                    widened_from: self.spec.sequences.len(),
+                });
+        }
     }
 
     fn check_blend_grid(&mut self, seq: &Sequence) {

@@ -1,0 +1,237 @@
+//! Forms of real Source QCs that Valve's compiler accepts and mdlc once refused (issue 16),
+//! built from `testdata/source/real_forms` and read back by two independent readers
+//! (`tests/oracle/sequences.py`: valvemdl and srctools). The expected values follow the rules
+//! of Valve's 2006 SDK compiler (alliedmodders/hl2sdk, branch episode1, `utils/studiomdl`):
+//!
+//! - `Cmd_PoseParameter` reads the range only when the line has it, and sets it anew;
+//!   `LookupPoseParameter` makes a pose parameter a `blend` names, where it is first named,
+//!   with the range 0 to 0; each `blend` widens the range to hold its start and end.
+//! - `Cmd_Attachment` reads up to three `rotate` angles, as many as the line has.
+//! - `write.cpp` stores an event at cycle `frame / (numframes − 1)` of the sequence's first
+//!   animation, the frame counted from the animation's first frame (the start of a `frame A
+//!   B` range), and fails on a frame past the end.
+//!
+//! Words after a macro's arguments continue the expansion's last command: real QCs rely on it
+//! (`$GenericShoot … match "idle"`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod source_common;
+
+use std::path::{Path, PathBuf};
+
+use common::{fresh_dir, mdlc};
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/source/real_forms")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("real-forms-{name}")))
+}
+
+/// Builds `qc` into `dir/out`; returns stderr.
+fn build(qc: &Path, dir: &Path) -> String {
+    let out = mdlc(
+        &[
+            "build",
+            qc.to_str().unwrap(),
+            "-o",
+            "out",
+            "--color",
+            "never",
+        ],
+        dir,
+    );
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{}: {err}", qc.display());
+    err
+}
+
+fn codes(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("warning[")
+                .or_else(|| l.strip_prefix("error["))
+        })
+        .filter_map(|l| l.split_once(']').map(|(c, _)| c.to_string()))
+        .collect()
+}
+
+fn inspect_json(mdl: &Path) -> Value {
+    let out = mdlc(
+        &["inspect", "--json", mdl.to_str().unwrap()],
+        Path::new("."),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn real_source_forms_build_as_valves_compiler_reads_them() {
+    let dir = scratch("main");
+    let err = build(&fixture("real_forms.qc"), &dir);
+    assert_eq!(
+        codes(&err),
+        ["W0206", "W0235", "W0234", "W0233", "W0120"],
+        "{err}"
+    );
+    assert!(
+        err.contains("real_forms.qc:11:"),
+        "W0206 points at `fps`: {err}"
+    );
+    let mdl = dir.join("out/test/real_forms.mdl");
+
+    // our reader
+    let ours = inspect_json(&mdl);
+    let pose: Vec<(String, f64, f64)> = ours["mdl"]["pose_parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["start"].as_f64().unwrap(),
+                p["end"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    // aim_pitch: 0..0 widened by -45..30; head_yaw: made by `look` with 0..0, widened by
+    // -30..60; lean: made by `lean1` (widened to -90..90), set to -10..10 by `$poseparameter`,
+    // widened by `lean2`'s -20..5 only
+    let want = [
+        ("aim_pitch".to_string(), -45.0, 30.0),
+        ("head_yaw".to_string(), -30.0, 60.0),
+        ("lean".to_string(), -20.0, 10.0),
+    ];
+    assert_eq!(pose, want);
+
+    // the independent readers
+    let Some(o) = source_common::oracle_sequences(&mdl) else {
+        return;
+    };
+    assert_eq!(o["errors"]["valvemdl"], Value::Array(vec![]), "{o}");
+    assert_eq!(o["errors"]["srctools"], Value::Array(vec![]), "{o}");
+    let v = &o["valvemdl"];
+    let vp: Vec<(String, f64, f64)> = v["poseparameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["start"].as_f64().unwrap(),
+                p["end"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(vp, want);
+    let seqs = v["sequences"].as_array().unwrap();
+    let seq = |name: &str| {
+        seqs.iter()
+            .find(|s| s["label"] == name)
+            .unwrap_or_else(|| panic!("no sequence {name}"))
+    };
+    // `fps 25 loop` after the macro's arguments: the sequence loops, its animation runs at 25
+    assert_eq!(seq("shoot")["flags"].as_i64().unwrap() & 1, 1);
+    assert_eq!(seq("shoot")["activityname"], "ACT_RANGE_ATTACK1");
+    let anims = v["animations"].as_array().unwrap();
+    let shoot_anim = anims.iter().find(|a| a["name"] == "@shoot").unwrap();
+    assert_eq!(shoot_anim["fps"].as_f64().unwrap(), 25.0);
+    // the blends point at the pose parameters by index
+    assert_eq!(seq("aim")["paramindex"][0], 0);
+    assert_eq!(seq("look")["paramindex"][0], 1);
+    assert_eq!(seq("lean1")["paramindex"][0], 2);
+    assert_eq!(seq("lean2")["paramindex"][0], 2);
+    // `frame 2 4` has three frames: events at frames 0, 1, 2 of the range
+    let cycles: Vec<f64> = seq("crop")["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cycle"].as_f64().unwrap())
+        .collect();
+    assert_eq!(cycles, [0.0, 0.5, 1.0]);
+    let srct = o["srctools"]["sequences"].as_array().unwrap();
+    let crop = srct.iter().find(|s| s["label"] == "crop").unwrap();
+    let cycles: Vec<f64> = crop["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cycle"].as_f64().unwrap())
+        .collect();
+    assert_eq!(cycles, [0.0, 0.5, 1.0]);
+}
+
+/// `rotate -90` is `rotate -90 0 0`.
+#[test]
+fn an_attachment_rotated_by_one_angle_is_rotated_by_three_with_zeros() {
+    let dir = scratch("angles");
+    build(&fixture("real_forms.qc"), &dir);
+    build(&fixture("real_forms_three_angles.qc"), &dir);
+    let one = inspect_json(&dir.join("out/test/real_forms.mdl"));
+    let three = inspect_json(&dir.join("out/test/real_forms3.mdl"));
+    assert_eq!(one["mdl"]["attachments"], three["mdl"]["attachments"]);
+    assert_eq!(one["mdl"]["attachments"].as_array().unwrap().len(), 1);
+    // and it is rotated: not the identity
+    let identity = dir.join("identity.qc");
+    let text = std::fs::read_to_string(fixture("real_forms.qc"))
+        .unwrap()
+        .replace("rotate -90", "")
+        .replace(
+            "../anim_chain/",
+            &format!("{}/", fixture("../anim_chain").display()),
+        );
+    std::fs::write(&identity, text).unwrap();
+    build(&identity, &dir);
+    let none = inspect_json(&dir.join("out/test/real_forms.mdl"));
+    assert_ne!(none["mdl"]["attachments"], one["mdl"]["attachments"]);
+}
+
+/// An event past the end of the range is an error with its span; a negative one a warning.
+#[test]
+fn event_frames_past_the_end_are_errors_and_negative_ones_warnings() {
+    let dir = scratch("events");
+    let swing = fixture("../anim_chain/swing.smd");
+    let reference = fixture("../anim_chain/ref.smd");
+    let qc = |events: &str| {
+        format!(
+            "$modelname \"test/e.mdl\"\n$cdmaterials \"x/\"\n$body body \"{}\"\n$sequence \"crop\" \"{}\" frame 2 4 {events}\n",
+            reference.display(),
+            swing.display()
+        )
+    };
+    std::fs::write(dir.join("past.qc"), qc("{ event 1001 3 }")).unwrap();
+    let out = mdlc(&["build", "past.qc", "-o", "out", "--color", "never"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error[E0621]: event `1001` is at frame 3, past the end of sequence `crop`"),
+        "{err}"
+    );
+    assert!(err.contains("past.qc:4:"), "{err}");
+    assert!(
+        err.contains("frames 0 to 2 (the SMD's frames 2 to 4)"),
+        "{err}"
+    );
+    assert!(!dir.join("out").exists());
+
+    std::fs::write(dir.join("neg.qc"), qc("{ event 1001 -1 }")).unwrap();
+    let out = mdlc(&["build", "neg.qc", "-o", "out", "--color", "never"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("warning[W0621]"), "{err}");
+    let Some(o) = source_common::oracle_sequences(&dir.join("out/test/e.mdl")) else {
+        return;
+    };
+    let ev = &o["valvemdl"]["sequences"][0]["events"][0];
+    assert_eq!(ev["cycle"].as_f64().unwrap(), -0.5);
+}
