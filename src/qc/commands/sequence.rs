@@ -689,7 +689,15 @@ impl<'t> Parser<'t, '_> {
                 continue;
             }
             // reported at the end of the QC unless a `$poseparameter` declares it by then
-            let d = Diagnostic::new(
+            let known: Vec<&str> = self
+                .spec
+                .pose_parameters
+                .iter()
+                .map(|p| p.name.value.as_str())
+                .collect();
+            let near = crate::suggest::nearest(&n.value, known.iter().copied())
+                .map(|s| format!("help: did you mean `{s}`?"));
+            let mut d = Diagnostic::new(
                 Code::QcPoseParameterUndeclared,
                 format!(
                     "sequence `{}` names pose parameter `{}`, which no `$poseparameter` declares",
@@ -701,6 +709,9 @@ impl<'t> Parser<'t, '_> {
             .with_note(
                 "its range is that of the blends on it, from 0 to 0 if none, as Valve's compiler makes it; declare it with `$poseparameter name min max` to give the range",
             );
+            if let Some(near) = near {
+                d = d.with_note(near);
+            }
             self.implicit_pose
                 .push((self.spec.pose_parameters.len(), d));
             self.spec
