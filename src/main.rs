@@ -87,49 +87,16 @@ enum Command {
                       path relative to the current directory, as Valve's studiomdl writes it, or \
                       under DIR with -o. Files are written under temporary names and renamed \
                       when all are complete; nothing is written when any error was reported. \
-                      Exits with 1 on errors, 2 when a file cannot be read or written.",
+                      A project whose inputs (by content), options and outputs are unchanged \
+                      since its last build is not built again (--force builds it); --report and \
+                      --depfile tell build systems what happened and what was read (see \
+                      docs/build-systems.md). Exits with 1 on errors, 2 when a file cannot be \
+                      read or written.",
         after_help = "Examples:\n  mdlc build headcrab.qc\n  mdlc build models/*/model.toml -o build/\n  \
-                      mdlc build barney.qc --target goldsrc --message-format json"
+                      mdlc build barney.qc --target goldsrc --message-format json\n  \
+                      mdlc build props/*.qc --game ~/hl2/hl2 --report build.json --depfile build.d"
     )]
-    Build {
-        /// Projects to build: .qc or .toml files
-        #[arg(required = true, value_name = "PROJECT")]
-        projects: Vec<PathBuf>,
-        /// Write under DIR instead of the current directory (path parts of $modelname that
-        /// would leave DIR are dropped with a warning)
-        #[arg(short, long, value_name = "DIR")]
-        output: Option<PathBuf>,
-        /// The engine (default: the project's `target`; for a QC, inferred from its commands)
-        #[arg(long, value_enum)]
-        target: Option<TargetArg>,
-        /// Source: write into a game folder, at DIR/models/<$modelname> as Valve's compiler
-        /// does (an error for a GoldSrc project)
-        #[arg(long, value_name = "DIR", conflicts_with = "output")]
-        game: Option<PathBuf>,
-        /// Write a JSON report of every project (status, outputs with sha256, inputs,
-        /// diagnostics, seconds); see docs/build-systems.md
-        #[arg(long, value_name = "FILE")]
-        report: Option<PathBuf>,
-        /// Write a Make-syntax depfile: for each project, its model file and every file read
-        #[arg(long, value_name = "FILE")]
-        depfile: Option<PathBuf>,
-        /// Rebuild projects even when their record says they are up to date
-        #[arg(long)]
-        force: bool,
-        /// Neither read nor write up-to-date records (`.mdlc/` under the output folder), for
-        /// build systems that declare every output (Bazel)
-        #[arg(long)]
-        no_record: bool,
-        /// Build at most N projects at once (default: the machine's cores)
-        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-        jobs: Option<u32>,
-        /// Show a progress line on the terminal for builds of several projects: auto (only
-        /// when stderr is a terminal), always, never
-        #[arg(long, value_enum, default_value_t = Progress::Auto)]
-        progress: Progress,
-        #[command(flatten)]
-        output_format: OutputArgs,
-    },
+    Build(BuildArgs),
     /// Write a build.ninja that builds QC/TOML projects with mdlc (depfiles, up-to-date skipping)
     #[command(
         long_about = "Writes a Ninja build file with one edge per project: `mdlc build` of the \
@@ -290,31 +257,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Build {
-            projects,
-            output,
-            target,
-            game,
-            report,
-            depfile,
-            force,
-            no_record,
-            jobs,
-            progress,
-            output_format,
-        } => build(BuildArgs {
-            projects,
-            output,
-            target,
-            game,
-            report,
-            depfile,
-            force,
-            no_record,
-            jobs,
-            progress,
-            output_format,
-        }),
+        Command::Build(args) => build(args),
         Command::Ninja {
             projects,
             output,
@@ -454,17 +397,44 @@ fn print_report(
 }
 
 /// The arguments of `mdlc build`.
+#[derive(clap::Args, Debug)]
 struct BuildArgs {
+    /// Projects to build: .qc or .toml files
+    #[arg(required = true, value_name = "PROJECT")]
     projects: Vec<PathBuf>,
+    /// Write under DIR instead of the current directory (path parts of $modelname that
+    /// would leave DIR are dropped with a warning)
+    #[arg(short, long, value_name = "DIR")]
     output: Option<PathBuf>,
+    /// The engine (default: the project's `target`; for a QC, inferred from its commands)
+    #[arg(long, value_enum)]
     target: Option<TargetArg>,
+    /// Source: write into a game folder, at DIR/models/<$modelname> as Valve's compiler
+    /// does (an error for a GoldSrc project)
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
     game: Option<PathBuf>,
+    /// Write a JSON report of every project (status, outputs with sha256, inputs,
+    /// diagnostics, seconds); see docs/build-systems.md
+    #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
+    /// Write a Make-syntax depfile: for each project, its model file and every file read
+    #[arg(long, value_name = "FILE")]
     depfile: Option<PathBuf>,
+    /// Rebuild projects even when their record says they are up to date
+    #[arg(long)]
     force: bool,
+    /// Neither read nor write up-to-date records (`.mdlc/` under the output folder), for
+    /// build systems that declare every output (Bazel)
+    #[arg(long)]
     no_record: bool,
+    /// Build at most N projects at once (default: the machine's cores)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
+    /// Show a progress line on the terminal for builds of several projects: auto (only
+    /// when stderr is a terminal), always, never
+    #[arg(long, value_enum, default_value_t = Progress::Auto)]
     progress: Progress,
+    #[command(flatten)]
     output_format: OutputArgs,
 }
 

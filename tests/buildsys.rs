@@ -136,6 +136,23 @@ fn parse_depfile(text: &str) -> Vec<(String, Vec<String>)> {
     rules
 }
 
+/// Whether the build tool `name` runs here. Under CI (`CI=true`) a missing tool fails the
+/// test (`.ci/run` installs it); on a user's machine the test is skipped with a message.
+fn have_tool(name: &str) -> bool {
+    let ok = std::process::Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "{name} is missing; CI must install it (.ci/run)"
+        );
+        eprintln!("skipping: no {name}");
+    }
+    ok
+}
+
 /// Validates a report against docs/build-report.schema.json with Python's `jsonschema`
 /// (an independent implementation of JSON Schema 2020-12).
 fn check_schema(report: &Path) {
@@ -595,16 +612,7 @@ fn two_projects_writing_one_file_are_refused() {
 #[test]
 fn ninja_builds_then_has_nothing_to_do_then_rebuilds_dependents() {
     let Some(corpus) = corpus_dir() else { return };
-    let have_ninja = std::process::Command::new("ninja")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_ninja {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "ninja is missing; CI must install it (.ci/run)"
-        );
-        eprintln!("skipping: no ninja");
+    if !have_tool("ninja") {
         return;
     }
     let dir = scratch("ninja");
@@ -685,16 +693,7 @@ fn an_up_to_date_report_after_a_build_without_one_has_the_sha256() {
 /// rebuilds through the depfile. CI installs Make; without it the test fails there.
 #[test]
 fn make_rebuilds_through_the_depfile() {
-    let have_make = std::process::Command::new("make")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_make {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "make is missing; CI must install it (.ci/run)"
-        );
-        eprintln!("skipping: no make");
+    if !have_tool("make") {
         return;
     }
     let dir = scratch("make");

@@ -76,6 +76,21 @@ fn inspect_json(mdl: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `(name, start, end)` of each pose parameter of a JSON list.
+fn pose_ranges(list: &Value) -> Vec<(String, f64, f64)> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["start"].as_f64().unwrap(),
+                p["end"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn real_source_forms_build_as_valves_compiler_reads_them() {
     let dir = scratch("main");
@@ -93,18 +108,7 @@ fn real_source_forms_build_as_valves_compiler_reads_them() {
 
     // our reader
     let ours = inspect_json(&mdl);
-    let pose: Vec<(String, f64, f64)> = ours["mdl"]["pose_parameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["name"].as_str().unwrap().to_string(),
-                p["start"].as_f64().unwrap(),
-                p["end"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let pose = pose_ranges(&ours["mdl"]["pose_parameters"]);
     // aim_pitch: 0..0 widened by -45..30; head_yaw: made by `look` with 0..0, widened by
     // -30..60; lean: made by `lean1` (widened to -90..90), set to -10..10 by `$poseparameter`,
     // widened by `lean2`'s -20..5 only
@@ -122,19 +126,7 @@ fn real_source_forms_build_as_valves_compiler_reads_them() {
     assert_eq!(o["errors"]["valvemdl"], Value::Array(vec![]), "{o}");
     assert_eq!(o["errors"]["srctools"], Value::Array(vec![]), "{o}");
     let v = &o["valvemdl"];
-    let vp: Vec<(String, f64, f64)> = v["poseparameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            (
-                p["name"].as_str().unwrap().to_string(),
-                p["start"].as_f64().unwrap(),
-                p["end"].as_f64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(vp, want);
+    assert_eq!(pose_ranges(&v["poseparameters"]), want);
     let seqs = v["sequences"].as_array().unwrap();
     let seq = |name: &str| {
         seqs.iter()
