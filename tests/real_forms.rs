@@ -11,6 +11,8 @@
 //!   animation, the frame counted from the animation's first frame (the start of a `frame A
 //!   B` range), and fails on a frame past the end.
 //!
+//! - `Cmd_DeclareSequence` adds a sequence with its name and `STUDIO_OVERRIDE`, all else zero.
+//!
 //! Words after a macro's arguments continue the expansion's last command: real QCs rely on it
 //! (`$GenericShoot … match "idle"`).
 
@@ -152,7 +154,28 @@ fn real_source_forms_build_as_valves_compiler_reads_them() {
         .map(|e| e["cycle"].as_f64().unwrap())
         .collect();
     assert_eq!(cycles, [0.0, 0.5, 1.0]);
+    // `$declaresequence`: STUDIO_OVERRIDE (0x800), no blends, after the sequences before it
+    let labels: Vec<&str> = seqs.iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["shoot", "aim", "look", "lean1", "lean2", "crop", "run_all", "walk_all"]
+    );
+    for name in ["run_all", "walk_all"] {
+        let d = seq(name);
+        assert_eq!(d["flags"], 0x800, "{d}");
+        assert_eq!(d["numblends"], 0, "{d}");
+        assert_eq!(d["animindices"], Value::Array(vec![]), "{d}");
+        assert_eq!(d["events"], Value::Array(vec![]), "{d}");
+    }
+    // every invariant of mdlc's own reader holds too
+    assert_eq!(ours["problems"], Value::Array(vec![]), "{ours}");
     let srct = o["srctools"]["sequences"].as_array().unwrap();
+    let declared: Vec<i64> = srct
+        .iter()
+        .filter(|s| s["label"] == "run_all" || s["label"] == "walk_all")
+        .map(|s| s["flags"].as_i64().unwrap())
+        .collect();
+    assert_eq!(declared, [0x800, 0x800]);
     let crop = srct.iter().find(|s| s["label"] == "crop").unwrap();
     let cycles: Vec<f64> = crop["events"]
         .as_array()

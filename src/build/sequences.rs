@@ -3,6 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::model::*;
+use crate::ir::written::DECLARED;
 use crate::project::spec::Target;
 use crate::suggest::nearest;
 
@@ -97,6 +98,29 @@ impl Builder<'_> {
                 }
             }
             let n = s.animations.len();
+            let declared = s.flags.iter().any(|f| f.value == DECLARED);
+            if n == 0 && declared {
+                // `$declaresequence`: a name another model fills, no animation of its own
+                out.push(Seq {
+                    name: s.name.clone(),
+                    animations: Vec::new(),
+                    blend_width: 0,
+                    blends: Vec::new(),
+                    activity: None,
+                    events: Vec::new(),
+                    pivots: Vec::new(),
+                    node: None,
+                    transition: None,
+                    fade_in: None,
+                    fade_out: None,
+                    exit_phase: None,
+                    flags: s.flags.clone(),
+                    extras: Vec::new(),
+                    group: s.group,
+                    span: loc(s.span),
+                });
+                continue;
+            }
             if n == 0 {
                 errs.push(
                     Diagnostic::new(

@@ -102,3 +102,8 @@ pub struct PoseParameter {
     /// and `Cmd_PoseParameter`). 0 when the range was set before every sequence.
     pub widened_from: usize,
 }
+
+/// The sequence flag word of `$declaresequence name`: a placeholder sequence with no animation
+/// of its own, which a model that includes this one fills by name (Valve's compiler writes it
+/// with only its name and `STUDIO_OVERRIDE`; 2006 SDK `studiomdl.cpp`, `Cmd_DeclareSequence`).
+pub const DECLARED: &str = "declared";

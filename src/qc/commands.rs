@@ -1297,6 +1297,7 @@ impl<'t> Parser<'t, '_> {
                 self.weightlist(t, name == "$defaultweightlist")?
             }
             "$poseparameter" => self.poseparameter()?,
+            "$declaresequence" => self.declare_sequence(t)?,
             "$sequencegroup" => {
                 self.usage = "$sequencegroup label";
                 let l = self.name("a group label")?;
@@ -1369,7 +1370,6 @@ impl<'t> Parser<'t, '_> {
             "$maxeyedeflection" => (1, false, Blk::None, "$maxeyedeflection degrees"),
             "$internalname" => (1, false, Blk::None, "$internalname name"),
             "$proceduralbones" => (1, false, Blk::None, "$proceduralbones file"),
-            "$declaresequence" => (1, false, Blk::None, "$declaresequence name"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
             "$forcerealign" => (5, false, Blk::None, "$forcerealign bone skip rx ry rz"),
             "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
@@ -2151,6 +2151,20 @@ impl<'t> Parser<'t, '_> {
                 );
             }
         }
+    }
+
+    /// `$declaresequence name`: a sequence with no animation, which a model including this
+    /// one fills by name (`ir::written::DECLARED`).
+    fn declare_sequence(&mut self, t: &'t QcToken) -> Option<()> {
+        self.usage = "$declaresequence name";
+        let name = self.arg("a sequence name")?;
+        let mut seq = self.new_sequence(name, t);
+        seq.flags.push(Spanned::new(
+            crate::ir::written::DECLARED.to_string(),
+            name.span,
+        ));
+        self.spec.sequences.push(seq);
+        Some(())
     }
 
     fn poseparameter(&mut self) -> Option<()> {

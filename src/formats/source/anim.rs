@@ -24,6 +24,8 @@ pub const ALLZEROS: i32 = 0x20;
 pub const REALTIME: i32 = 0x100;
 pub const LOCAL: i32 = 0x200;
 pub const HIDDEN: i32 = 0x400;
+/// A `$declaresequence` placeholder (§3.1 STUDIO_OVERRIDE).
+pub const OVERRIDE: i32 = 0x800;
 pub const WORLD: i32 = 0x4000;
 
 /// Longest event option string (`mstudioevent_t.options` is 64 bytes with its NUL, §6.3).
@@ -467,6 +469,9 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
 
     // --- sequence boxes (§6.11) -------------------------------------------------------------------
     for ps in &mut seqs {
+        if ps.flags & OVERRIDE != 0 {
+            continue; // a `$declaresequence` placeholder keeps its zero box
+        }
         if cx.static_prop {
             ps.bbox = cx.rest_box;
             continue;
@@ -1359,6 +1364,38 @@ fn sequence(
     ignored: &mut Vec<Ignored>,
 ) -> Option<PSeq> {
     let nb = cx.bones.len();
+    if s.animations.is_empty()
+        && s.flags
+            .iter()
+            .any(|f| f.value == crate::ir::written::DECLARED)
+    {
+        // `$declaresequence`: Valve's compiler writes the name and STUDIO_OVERRIDE of a
+        // sequence otherwise all zero (2006 SDK `Cmd_DeclareSequence` clears it with memset):
+        // no blends, no animation, fades 0, weights 0. Its `paramindex` is 0 there; mdlc
+        // writes -1 ("no pose parameter"), the safe choice, as no reader should look at it.
+        return Some(PSeq {
+            name: s.name.value.clone(),
+            activity: String::new(),
+            actweight: 0,
+            flags: OVERRIDE,
+            anims: Vec::new(),
+            groupsize: [0, 0],
+            paramindex: [-1, -1],
+            paramstart: [0.0; 2],
+            paramend: [0.0; 2],
+            posekeys: Vec::new(),
+            events: Vec::new(),
+            fadein: 0.0,
+            fadeout: 0.0,
+            entry_node: 0,
+            exit_node: 0,
+            nodeflags: 0,
+            weights: vec![0.0; nb],
+            autolayers: Vec::new(),
+            bbox: ([0.0; 3], [0.0; 3]),
+            keyvalues: None,
+        });
+    }
     let ids: Vec<usize> = s.animations.iter().map(|a| a.index()).collect();
     let first = ids.first().and_then(|&i| anims.get(i));
     let first_ir = s.animations.first().and_then(|a| model.animation(*a));

@@ -380,7 +380,9 @@ pub fn anim_problems(m: &read::Mdl) -> Vec<String> {
                 r.flags & FORBIDDEN_FLAGS
             ));
         }
-        if r.groupsize[0] < 1 || r.groupsize[1] < 1 {
+        // (a `$declaresequence` placeholder, STUDIO_OVERRIDE, has no blends: 0×0)
+        let placeholder = r.flags & anim::OVERRIDE != 0 && r.numblends == 0;
+        if (r.groupsize[0] < 1 || r.groupsize[1] < 1) && !placeholder {
             p.push(format!(
                 "{what} has a {}×{} blend grid",
                 r.groupsize[0], r.groupsize[1]

@@ -204,7 +204,7 @@ enum Amend {
 }
 
 impl<'t> Parser<'t, '_> {
-    fn new_sequence(&self, name: &QcToken, cmd: &QcToken) -> Sequence {
+    pub(super) fn new_sequence(&self, name: &QcToken, cmd: &QcToken) -> Sequence {
         Sequence {
             name: sp(name.text.clone(), name),
             animations: Vec::new(),
