@@ -484,6 +484,8 @@ codes! {
     QcPoseParameterNoRange = "W0234", Warning;
     /// `rotate` of `$attachment` with fewer than three angles (the missing ones are 0)
     QcAttachmentFewAngles = "W0235", Warning;
+    /// a second `$ikchain` of a name (ignored, as Valve's compiler ignores it)
+    QcDuplicateIkChain = "W0236", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)
@@ -530,6 +532,10 @@ codes! {
     BuildEmptyBodyGroup = "E0411", Error;
     /// a model with no body part, no sequence and no `$includemodel`: nothing to build
     BuildEmptyModel = "E0412", Error;
+    /// the bone an `$ikchain` names has no parent or no grandparent
+    BuildIkChainShort = "E0413", Error;
+    /// `$ikautoplaylock` names an IK chain no `$ikchain` defines
+    BuildUnknownIkChain = "E0414", Error;
     /// a file the project names exists only with another case
     BuildFileOtherCase = "W0401", Warning;
     /// a texture group names a material that no mesh uses

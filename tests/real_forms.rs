@@ -250,3 +250,58 @@ fn event_frames_past_the_end_are_errors_and_negative_ones_warnings() {
     let ev = &o["valvemdl"]["sequences"][0]["events"][0];
     assert_eq!(ev["cycle"].as_f64().unwrap(), -0.5);
 }
+
+/// `$ikchain` and `$ikautoplaylock` of the Mapbase citizen against Valve's build of the same
+/// sources: the chains (names, the three bones, knee directions), the locks, and the bone
+/// flags (the chain bones carry BONE_USED_BY_ATTACHMENT) agree, read by mdlc's reader and by
+/// valvemdl.
+#[test]
+fn ik_chains_and_locks_match_valves_build_of_male01() {
+    let Some(corpus) = common::corpus_dir() else {
+        return;
+    };
+    let dir = scratch("male01");
+    let qc = corpus.join("mapbase-mp-male01/modelsrc/player/rebels/group01/male_01/male_01.qc");
+    build(&qc, &dir);
+    let ours = common::files_with_ext(&dir.join("out"), &["mdl"]);
+    assert_eq!(ours.len(), 1, "{ours:?}");
+    let valve = common::files_with_ext(&corpus.join("mapbase-mp-male01/compiled"), &["mdl"]);
+    assert_eq!(valve.len(), 1, "{valve:?}");
+    let (o, v) = (inspect_json(&ours[0]), inspect_json(&valve[0]));
+    assert_eq!(o["mdl"]["ik_chains"].as_array().unwrap().len(), 4);
+    assert_eq!(o["mdl"]["ik_chains"], v["mdl"]["ik_chains"]);
+    assert_eq!(o["mdl"]["ik_autoplay_locks"].as_array().unwrap().len(), 2);
+    assert_eq!(o["mdl"]["ik_autoplay_locks"], v["mdl"]["ik_autoplay_locks"]);
+    let flags = |j: &Value| -> Vec<(String, Value)> {
+        j["mdl"]["bones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["name"].as_str().unwrap().to_string(), b["flags"].clone()))
+            .collect()
+    };
+    assert_eq!(flags(&o), flags(&v));
+
+    // valvemdl reads both the same way, and validates ours
+    let Some(py) = source_common::oracle_python() else {
+        return;
+    };
+    let script = "import sys, json, valvemdl\n\
+        out = []\n\
+        for p in sys.argv[1:]:\n\
+        \x20   m = valvemdl.Mdl(p)\n\
+        \x20   out.append({'problems': list(m.validate()), 'chains': [[c.name, [[l.bone, l.kneeDir.x, l.kneeDir.y, l.kneeDir.z] for l in c.links]] for c in m.ikchains]})\n\
+        print(json.dumps(out))";
+    let r = std::process::Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .arg(&ours[0])
+        .arg(&valve[0])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let j: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(j[0]["problems"], Value::Array(vec![]), "{j}");
+    assert_eq!(j[0]["chains"], j[1]["chains"]);
+    assert_eq!(j[0]["chains"].as_array().unwrap().len(), 4);
+}

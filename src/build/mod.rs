@@ -295,6 +295,8 @@ impl Builder<'_> {
             always_collapse: refs.always_collapse,
             collapse_bones: spec.collapse_bones,
             bone_merge: refs.bone_merge,
+            ik_chains: refs.ik_chains,
+            ik_autoplay_locks: refs.ik_autoplay_locks,
             root_bone: refs.root_bone,
             pivots: refs.pivots,
             eye_position: spec.eye_position.clone(),

@@ -24,6 +24,8 @@ pub(super) struct References {
     pub pivots: Vec<(i32, Option<BoneId>, FileSpan)>,
     pub weight_lists: Vec<WeightList>,
     pub lods: Vec<Lod>,
+    pub ik_chains: Vec<IkChain>,
+    pub ik_autoplay_locks: Vec<(usize, f32, f32)>,
 }
 
 impl Builder<'_> {
@@ -220,10 +222,69 @@ impl Builder<'_> {
                 span: loc(lod.span),
             });
         }
+        // `$ikchain`: the named bone ends the chain; its parent and grandparent are the other
+        // links (2006 SDK `simplify.cpp`, `LinkIKChains`, which refuses a chain without them).
+        let mut ik_chains = Vec::new();
+        for c in &spec.ik_chains {
+            let Some(end) = r.must(&c.bone, "$ikchain") else {
+                continue;
+            };
+            let parent = |b: BoneId| bones.get(b.index()).and_then(|m| m.parent);
+            let Some((mid, first)) = parent(end).and_then(|m| Some((m, parent(m)?))) else {
+                r.diags.push(
+                    Diagnostic::new(
+                        Code::BuildIkChainShort,
+                        format!(
+                            "IK chain `{}` ends at bone \"{}\", which has no {}",
+                            c.name.value,
+                            c.bone.value,
+                            if parent(end).is_none() { "parent" } else { "grandparent" }
+                        ),
+                        loc(c.bone.span),
+                        "this bone",
+                    )
+                    .with_note("an IK chain has three bones: the named one, its parent (knee, elbow) and their parent (hip, shoulder)"),
+                );
+                continue;
+            };
+            ik_chains.push(IkChain {
+                name: c.name.value.clone(),
+                bones: [first, mid, end],
+                knee: c.knee,
+            });
+        }
+        let ik_autoplay_locks = spec
+            .ik_autoplay_locks
+            .iter()
+            .filter_map(|l| {
+                match ik_chains
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&l.chain.value))
+                {
+                    Some(i) => Some((i, l.pos_weight, l.local_q_weight)),
+                    None => {
+                        let names: Vec<&str> = ik_chains.iter().map(|c| c.name.as_str()).collect();
+                        let mut d = Diagnostic::new(
+                            Code::BuildUnknownIkChain,
+                            format!("`$ikautoplaylock` names IK chain `{}`, which no `$ikchain` defines", l.chain.value),
+                            loc(l.chain.span),
+                            "no IK chain of this name",
+                        );
+                        if let Some(n) = nearest(&l.chain.value, names.iter().copied()) {
+                            d = d.with_note(format!("help: did you mean `{n}`?"));
+                        }
+                        r.diags.push(d);
+                        None
+                    }
+                }
+            })
+            .collect();
         let resolver_diags = std::mem::take(&mut r.diags);
         self.diags.extend(resolver_diags);
 
         References {
+            ik_chains,
+            ik_autoplay_locks,
             attachments,
             hitbox_sets,
             hit_groups,

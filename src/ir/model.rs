@@ -117,6 +117,10 @@ pub struct Model {
     pub collapse_bones: bool,
     /// `$bonemerge` (Source).
     pub bone_merge: Vec<(BoneId, FileSpan)>,
+    /// `$ikchain` (Source), in QC order.
+    pub ik_chains: Vec<IkChain>,
+    /// `$ikautoplaylock` (Source): the chain (index in `ik_chains`) and the two weights.
+    pub ik_autoplay_locks: Vec<(usize, f32, f32)>,
     /// `$root`.
     pub root_bone: Option<(BoneId, FileSpan)>,
     /// `$pivot index bone` (GoldSrc; stored, unused by Valve's tool): `None` when the bone is
@@ -500,4 +504,13 @@ pub struct Collision {
     pub skeleton: super::Skeleton,
     pub commands: Vec<AnimCommand>,
     pub span: FileSpan,
+}
+
+/// An IK chain: its three bones from the first link (hip, shoulder) to the end (foot, hand),
+/// and the first link's knee direction (2006 SDK `simplify.cpp`, `LinkIKChains`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IkChain {
+    pub name: String,
+    pub bones: [BoneId; 3],
+    pub knee: [f32; 3],
 }

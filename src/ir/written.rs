@@ -107,3 +107,23 @@ pub struct PoseParameter {
 /// of its own, which a model that includes this one fills by name (Valve's compiler writes it
 /// with only its name and `STUDIO_OVERRIDE`; 2006 SDK `studiomdl.cpp`, `Cmd_DeclareSequence`).
 pub const DECLARED: &str = "declared";
+
+/// `$ikchain name bone [options]` (`qc-source.md` §2.4; 2006 SDK `studiomdl.cpp`,
+/// `Cmd_IKChain`): a three-bone chain ending at `bone` (its parent and grandparent are the
+/// other two). Only the knee direction is stored in the model; `height`, `pad`, `floor`,
+/// `center` and a motion type serve the compiler's IK rules, which mdlc does not build yet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IkChain {
+    pub name: Spanned<String>,
+    pub bone: Spanned<String>,
+    /// `knee x y z`: the ideal bending direction, in the first link's (hip, shoulder) space.
+    pub knee: [f32; 3],
+}
+
+/// `$ikautoplaylock chain posweight localqweight` (2006 SDK `Cmd_IKAutoplayLock`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IkAutoplayLock {
+    pub chain: Spanned<String>,
+    pub pos_weight: f32,
+    pub local_q_weight: f32,
+}

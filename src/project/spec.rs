@@ -18,7 +18,8 @@ use std::path::PathBuf;
 
 pub use crate::diag::{Loc, Spanned};
 pub use crate::ir::written::{
-    motion_bit, Activity, AnimCommand, Blend, Event, MotionFlag, PoseParameter, Target, Transition,
+    motion_bit, Activity, AnimCommand, Blend, Event, IkAutoplayLock, IkChain, MotionFlag,
+    PoseParameter, Target, Transition,
 };
 
 /// A file the project refers to. Equality compares the resolved path only.
@@ -176,6 +177,10 @@ pub struct ProjectSpec {
     pub anim_block_size: Option<Spanned<i32>>,
     /// `$includemodel file` (Source).
     pub include_models: Vec<Spanned<String>>,
+    /// `$ikchain` (Source).
+    pub ik_chains: Vec<IkChain>,
+    /// `$ikautoplaylock` (Source).
+    pub ik_autoplay_locks: Vec<IkAutoplayLock>,
 
     // --- physics (written by a later issue) ----------------------------------------------------
     /// `$collisionmodel` / `$collisionjoints`.
@@ -493,6 +498,8 @@ impl ProjectSpec {
             section_frames: None,
             anim_block_size: None,
             include_models: Vec::new(),
+            ik_chains: Vec::new(),
+            ik_autoplay_locks: Vec::new(),
             collision: None,
             not_carried: Vec::new(),
         }

@@ -40,8 +40,12 @@ const ROOT_KEYS: &[&str] = &[
     "sequence",
     "pose_parameter",
     "weight_list",
+    "ik_chain",
+    "ik_autoplay_lock",
     "collision",
 ];
+const IK_CHAIN_KEYS: &[&str] = &["name", "bone", "knee"];
+const IK_LOCK_KEYS: &[&str] = &["chain", "pos_weight", "local_q_weight"];
 const MODEL_KEYS: &[&str] = &[
     "name",
     "target",
@@ -839,6 +843,34 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
             let weights = t.req(cx, "weights", |cx, v, w| array(cx, v, w, bone_weight));
             if let (Some(name), Some(weights)) = (name, weights) {
                 spec.weight_lists.push(WeightList { name, weights });
+            }
+        }
+    }
+    if let Some(v) = root.get("ik_chain") {
+        for t in tables(cx, v, "ik_chain", IK_CHAIN_KEYS) {
+            let name = t.req(cx, "name", string);
+            let bone = t.req(cx, "bone", string);
+            let knee = t.opt(cx, "knee", vec3).unwrap_or([0.0; 3]);
+            if let (Some(name), Some(bone)) = (name, bone) {
+                spec.ik_chains
+                    .push(crate::project::spec::IkChain { name, bone, knee });
+            }
+        }
+    }
+    if let Some(v) = root.get("ik_autoplay_lock") {
+        for t in tables(cx, v, "ik_autoplay_lock", IK_LOCK_KEYS) {
+            let chain = t.req(cx, "chain", string);
+            let pos_weight = t.req(cx, "pos_weight", number);
+            let local_q_weight = t.req(cx, "local_q_weight", number);
+            if let (Some(chain), Some(pos_weight), Some(local_q_weight)) =
+                (chain, pos_weight, local_q_weight)
+            {
+                spec.ik_autoplay_locks
+                    .push(crate::project::spec::IkAutoplayLock {
+                        chain,
+                        pos_weight,
+                        local_q_weight,
+                    });
             }
         }
     }

@@ -37,6 +37,7 @@ pub fn write_toml(spec: &ProjectSpec, toml_dir: &Path) -> String {
     w.animations_and_sequences(spec);
     w.pose_parameters(spec);
     w.weight_lists(spec);
+    w.ik(spec);
     w.collision(spec);
     w.out
 }
@@ -749,6 +750,23 @@ impl Writer<'_> {
         }
         if q.group != 0 {
             self.kv("group", q.group.to_string());
+        }
+    }
+
+    fn ik(&mut self, s: &ProjectSpec) {
+        for c in &s.ik_chains {
+            self.section("[[ik_chain]]");
+            self.kv("name", quote(&c.name.value));
+            self.kv("bone", quote(&c.bone.value));
+            if c.knee != [0.0; 3] {
+                self.kv("knee", vec(&c.knee));
+            }
+        }
+        for l in &s.ik_autoplay_locks {
+            self.section("[[ik_autoplay_lock]]");
+            self.kv("chain", quote(&l.chain.value));
+            self.kv("pos_weight", num(l.pos_weight));
+            self.kv("local_q_weight", num(l.local_q_weight));
         }
     }
 

@@ -1298,6 +1298,8 @@ impl<'t> Parser<'t, '_> {
             }
             "$poseparameter" => self.poseparameter()?,
             "$declaresequence" => self.declare_sequence(t)?,
+            "$ikchain" => self.ik_chain()?,
+            "$ikautoplaylock" => self.ik_autoplay_lock()?,
             "$sequencegroup" => {
                 self.usage = "$sequencegroup label";
                 let l = self.name("a group label")?;
@@ -1375,12 +1377,6 @@ impl<'t> Parser<'t, '_> {
             "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
             "$screenalign" => (2, false, Blk::None, "$screenalign bone sphere|cylinder"),
             "$jointsurfaceprop" => (2, false, Blk::None, "$jointsurfaceprop bone name"),
-            "$ikautoplaylock" => (
-                3,
-                false,
-                Blk::None,
-                "$ikautoplaylock chain posweight localqweight",
-            ),
             "$limitrotation" => (1, true, Blk::None, "$limitrotation bone [sequence…]"),
             "$bonesaveframe" => (
                 1,
@@ -1388,7 +1384,6 @@ impl<'t> Parser<'t, '_> {
                 Blk::None,
                 "$bonesaveframe bone [position] [rotation]",
             ),
-            "$ikchain" => (2, true, Blk::None, "$ikchain name bone [options]"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
             "$qcassert" => (1, true, Blk::None, "$qcassert condition arguments…"),
@@ -2164,6 +2159,71 @@ impl<'t> Parser<'t, '_> {
             name.span,
         ));
         self.spec.sequences.push(seq);
+        Some(())
+    }
+
+    /// `$ikchain name bone [options]`: options as the 2006 SDK's `Cmd_IKChain` reads them (a
+    /// motion type and a value, `height h`, `pad p`, `floor f`, `knee x y z`, `center x y z`;
+    /// other words skipped); only `knee` reaches the model.
+    fn ik_chain(&mut self) -> Option<()> {
+        self.usage = "$ikchain name bone [knee x y z] [height h] [pad p] [floor f] [center x y z]";
+        let name = self.name("an IK chain name")?;
+        let bone = self.name("a bone name")?;
+        let mut knee = [0.0f32; 3];
+        while let Some(o) = self.same_line() {
+            self.pos += 1;
+            let word = lower(o);
+            if self.motion_word(o).is_some() {
+                self.num("a value")?;
+                continue;
+            }
+            match word.as_str() {
+                "height" | "pad" | "floor" => {
+                    self.num("a value")?;
+                }
+                "knee" => knee = self.vec3("a knee direction component")?,
+                "center" => {
+                    self.vec3("a center component")?;
+                }
+                _ => {} // skipped, as Valve's compiler skips them
+            }
+        }
+        if let Some(first) = self
+            .spec
+            .ik_chains
+            .iter()
+            .find(|c| c.name.value.eq_ignore_ascii_case(&name.value))
+        {
+            let d = Diagnostic::new(
+                Code::QcDuplicateIkChain,
+                format!("a second IK chain is named `{}`; it is ignored", name.value),
+                name.span.span(),
+                "name used before",
+            )
+            .with_secondary(first.name.span.span(), "the IK chain kept")
+            .with_note("Valve's compiler keeps the first IK chain of a name, as mdlc does");
+            self.push(d);
+            return Some(());
+        }
+        self.spec
+            .ik_chains
+            .push(crate::project::spec::IkChain { name, bone, knee });
+        Some(())
+    }
+
+    /// `$ikautoplaylock chain posweight localqweight`.
+    fn ik_autoplay_lock(&mut self) -> Option<()> {
+        self.usage = "$ikautoplaylock chain posweight localqweight";
+        let chain = self.name("an IK chain name")?;
+        let pos_weight = self.num("a position weight")?;
+        let local_q_weight = self.num("a rotation weight")?;
+        self.spec
+            .ik_autoplay_locks
+            .push(crate::project::spec::IkAutoplayLock {
+                chain,
+                pos_weight,
+                local_q_weight,
+            });
         Some(())
     }
 

@@ -276,6 +276,17 @@ pub fn to_json(files: &Files, problems: &[String]) -> Value {
                 "name": p.name, "flags": jflags(p.rec.flags, SEQ_FLAGS),
                 "start": jf(p.rec.start), "end": jf(p.rec.end), "loop": jf(p.rec.r#loop),
             })).collect::<Vec<_>>(),
+            "ik_chains": m.ik_chains.iter().map(|c| json!({
+                "name": c.name, "linktype": c.linktype,
+                "links": c.links.iter().map(|l| json!({
+                    "bone": l.bone, "bone_name": name_of_bone(m, l.bone),
+                    "knee_dir": jv(&l.knee_dir),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "ik_autoplay_locks": m.ik_autoplay_locks.iter().map(|l| json!({
+                "chain": l.chain, "pos_weight": jf(l.fl_pos_weight),
+                "local_q_weight": jf(l.fl_local_q_weight), "flags": l.flags,
+            })).collect::<Vec<_>>(),
             "bone_controllers": m.bone_controllers.iter().map(|c| json!({
                 "bone": c.bone, "bone_name": name_of_bone(m, c.bone),
                 "type": jflags(c.r#type, CONTROLLER_TYPES),
@@ -855,6 +866,37 @@ fn anim_side_text(s: &mut String, m: &Mdl) {
             f(p.rec.end),
             f(p.rec.r#loop)
         );
+    }
+    if !m.ik_chains.is_empty() {
+        let _ = writeln!(s, "IK chains ({}):", m.ik_chains.len());
+        for (i, c) in m.ik_chains.iter().enumerate() {
+            let links: Vec<String> = c
+                .links
+                .iter()
+                .map(|l| {
+                    format!(
+                        "`{}` knee ({}, {}, {})",
+                        name_of_bone(m, l.bone),
+                        f(l.knee_dir[0]),
+                        f(l.knee_dir[1]),
+                        f(l.knee_dir[2])
+                    )
+                })
+                .collect();
+            let _ = writeln!(s, "  [{i}] `{}`  links: {}", c.name, links.join(", "));
+        }
+    }
+    if !m.ik_autoplay_locks.is_empty() {
+        let _ = writeln!(s, "IK autoplay locks ({}):", m.ik_autoplay_locks.len());
+        for (i, l) in m.ik_autoplay_locks.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "  [{i}] chain {}  posweight {}  localqweight {}",
+                l.chain,
+                f(l.fl_pos_weight),
+                f(l.fl_local_q_weight)
+            );
+        }
     }
     if !m.bone_controllers.is_empty() {
         let _ = writeln!(s, "bone controllers ({}):", m.bone_controllers.len());

@@ -87,6 +87,10 @@ pub struct SourceModel {
     /// switchPoint per LOD.
     pub lod_switch: Vec<f32>,
     pub attachments: Vec<PAttachment>,
+    /// `mstudioikchain_t` with their three `mstudioiklink_t` each (`public/studio.h`).
+    pub ik_chains: Vec<PIkChain>,
+    /// `mstudioiklock_t` of `$ikautoplaylock`: chain, position weight, local rotation weight.
+    pub ik_autoplay_locks: Vec<(i32, f32, f32)>,
     pub hitbox_sets: Vec<PHitboxSet>,
     /// Animations, sequences, pose parameters, nodes and bone scales.
     pub anim: AnimPlan,
@@ -233,4 +237,14 @@ impl Group {
             ..Default::default()
         }
     }
+}
+
+/// An IK chain as written (source-sdk-2013 `public/studio.h`, `mstudioikchain_t` and
+/// `mstudioiklink_t`): name, the output bones from the first link (hip) to the end (foot),
+/// the first link's knee direction (the others' are zero, as Valve's compiler leaves them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PIkChain {
+    pub name: String,
+    pub bones: [i32; 3],
+    pub knee: [f32; 3],
 }

@@ -11,8 +11,8 @@ use crate::ir::BoneId;
 
 use super::math::{self, Aabb, M34};
 use super::model::{
-    PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PMesh, PModel, PVertex, SourceModel,
-    VtxStrips,
+    PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel, PVertex,
+    SourceModel, VtxStrips,
 };
 use super::strips::{self, Variant};
 
@@ -309,6 +309,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     for a in &model.attachments {
         mark(a.bone, &mut keep);
     }
+    for c in &model.ik_chains {
+        mark(c.bones[2], &mut keep);
+    }
     for s in &model.hitbox_sets {
         for h in &s.boxes {
             mark(h.bone, &mut keep);
@@ -597,6 +600,28 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             local,
         });
     }
+    // IK chains: the three bones carry BONE_USED_BY_ATTACHMENT as attachment bones do (2006
+    // SDK `LinkIKChains`; `source-geometry.md` 5.2 on held-out builds)
+    let ik_chains: Vec<PIkChain> = model
+        .ik_chains
+        .iter()
+        .map(|c| {
+            let bones = c.bones.map(&out_bone);
+            for &b in &bones {
+                set(&mut flags, b, 0x200);
+            }
+            PIkChain {
+                name: c.name.clone(),
+                bones: bones.map(|b| b as i32),
+                knee: c.knee,
+            }
+        })
+        .collect();
+    let ik_autoplay_locks: Vec<(i32, f32, f32)> = model
+        .ik_autoplay_locks
+        .iter()
+        .map(|&(c, p, q)| (c as i32, p, q))
+        .collect();
 
     // --- hit boxes -----------------------------------------------------------------------------------------
     let mut hitbox_sets = Vec::new();
@@ -850,6 +875,8 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         num_lods,
         lod_switch,
         attachments,
+        ik_chains,
+        ik_autoplay_locks,
         hitbox_sets,
         anim,
         eye_position: model

@@ -69,6 +69,18 @@ pub struct Mdl {
     pub nodes: Vec<String>,
     /// `numlocalnodes²` bytes: entry `(from − 1)·n + (to − 1)` is the next node on the way.
     pub node_transitions: Vec<u8>,
+    /// `$ikchain`s: name, link type and links (bone, knee direction).
+    pub ik_chains: Vec<RIkChain>,
+    /// `$ikautoplaylock`s.
+    pub ik_autoplay_locks: Vec<IkLock>,
+}
+
+/// One `mstudioikchain_t` with its links.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RIkChain {
+    pub name: String,
+    pub linktype: i32,
+    pub links: Vec<IkLink>,
 }
 
 /// Where one record chain of an animation is (one per section, or one when not sectioned).
@@ -218,6 +230,27 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
             rec,
         });
     }
+    let mut ik_chains = Vec::new();
+    for i in 0..count(hdr.numikchains, 256, "IK chain")? {
+        let at = hdr.ikchainindex as i64 + (i * IkChainRec::SIZE) as i64;
+        let rec: IkChainRec = read(b, at, "IK chain")?;
+        ik_chains.push(RIkChain {
+            name: read_cstr(b, at + rec.sznameindex as i64)?,
+            linktype: rec.linktype,
+            links: read_array::<IkLink>(
+                b,
+                at + rec.linkindex as i64,
+                count(rec.numlinks, 256, "IK link")?,
+                "IK link",
+            )?,
+        });
+    }
+    let ik_autoplay_locks = read_array::<IkLock>(
+        b,
+        hdr.localikautoplaylockindex as i64,
+        count(hdr.numlocalikautoplaylocks, 256, "IK autoplay lock")?,
+        "IK autoplay lock",
+    )?;
     let mut hitbox_sets = Vec::new();
     for i in 0..count(hdr.numhitboxsets, 256, "hitbox set")? {
         let at = hdr.hitboxsetindex as i64 + (i * HitboxSet::SIZE) as i64;
@@ -394,6 +427,8 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         bone_controllers,
         nodes,
         node_transitions,
+        ik_chains,
+        ik_autoplay_locks,
     })
 }
 

@@ -255,6 +255,16 @@ record!(
 );
 
 record!(
+    /// `mstudioikchain_t` (source-sdk-2013 `public/studio.h`): name, link type, links.
+    IkChainRec = 16 { sznameindex: i32, linktype: i32, numlinks: i32, linkindex: i32 }
+);
+
+record!(
+    /// `mstudioiklink_t` (source-sdk-2013 `public/studio.h`): bone, knee direction, unused.
+    IkLink = 28 { bone: i32, knee_dir: [f32; 3], unused0: [f32; 3] }
+);
+
+record!(
     /// `mstudioposeparamdesc_t` (6.5).
     PoseParamDesc = 20 { sznameindex: i32, flags: i32, start: f32, end: f32, r#loop: f32 }
 );

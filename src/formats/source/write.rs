@@ -355,8 +355,47 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
     h.flexdescindex = here;
     h.flexcontrollerindex = here;
     h.flexruleindex = here;
+    // IK chains, their links, then the autoplay locks (2006 SDK `write.cpp` order)
     h.ikchainindex = here;
-    h.localikautoplaylockindex = here;
+    h.numikchains = plan.ik_chains.len() as i32;
+    let chains: Vec<usize> = plan
+        .ik_chains
+        .iter()
+        .map(|c| {
+            let at = o.put(&0i32);
+            st.add(at, at, &c.name);
+            o.put(&0i32); // linktype
+            o.put(&3i32); // numlinks
+            o.put(&0i32); // linkindex, below
+            at
+        })
+        .collect();
+    o.align(4);
+    for (c, &at) in plan.ik_chains.iter().zip(&chains) {
+        o.put_at(at + 12, &((o.pos() - at) as i32));
+        for (k, &bone) in c.bones.iter().enumerate() {
+            o.put(&bone);
+            let knee = if k == 0 { c.knee } else { [0.0; 3] };
+            for v in knee {
+                o.put(&v);
+            }
+            for _ in 0..3 {
+                o.put(&0f32); // unused0
+            }
+        }
+    }
+    h.localikautoplaylockindex = o.pos() as i32;
+    h.numlocalikautoplaylocks = plan.ik_autoplay_locks.len() as i32;
+    for &(chain, pos_weight, local_q_weight) in &plan.ik_autoplay_locks {
+        o.put(&chain);
+        o.put(&pos_weight);
+        o.put(&local_q_weight);
+        for _ in 0..5 {
+            o.put(&0i32); // flags, unused[4]
+        }
+    }
+    o.align(4);
+    let here = o.pos() as i32;
     h.mouthindex = here;
     h.localposeparamindex = here;
     h.numlocalposeparameters = plan.anim.pose_params.len() as i32;
