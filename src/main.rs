@@ -613,7 +613,7 @@ fn build(a: BuildArgs) -> ExitCode {
             Ok(paths) => {
                 // one write for all the lines (a bare stderr writes each piece of each)
                 let mut lines = String::new();
-                for p in paths.iter().take(paths.len() - records) {
+                for p in paths.iter().take(paths.len().saturating_sub(records)) {
                     lines.push_str(&format!("mdlc: wrote {}\n", p.display()));
                 }
                 for p in build.projects.iter().filter(|p| p.up_to_date.is_some()) {

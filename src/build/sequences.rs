@@ -99,29 +99,8 @@ impl Builder<'_> {
             }
             let n = s.animations.len();
             let declared = s.flags.iter().any(|f| f.value == DECLARED);
-            if n == 0 && declared {
-                // `$declaresequence`: a name another model fills, no animation of its own
-                out.push(Seq {
-                    name: s.name.clone(),
-                    animations: Vec::new(),
-                    blend_width: 0,
-                    blends: Vec::new(),
-                    activity: None,
-                    events: Vec::new(),
-                    pivots: Vec::new(),
-                    node: None,
-                    transition: None,
-                    fade_in: None,
-                    fade_out: None,
-                    exit_phase: None,
-                    flags: s.flags.clone(),
-                    extras: Vec::new(),
-                    group: s.group,
-                    span: loc(s.span),
-                });
-                continue;
-            }
-            if n == 0 {
+            // (`$declaresequence`: a name another model fills, no animation of its own)
+            if n == 0 && !declared {
                 errs.push(
                     Diagnostic::new(
                         Code::BuildNoAnimation,

@@ -1492,7 +1492,7 @@ fn sequence(
                     "the sequence's first animation has frames 0 to {} (the SMD's frames {} to {}); event frames count from its first frame",
                     nframes.max(1) - 1,
                     first_time,
-                    first_time + nframes.max(1) as i32 - 1
+                    first_time.saturating_add(nframes.max(1) as i32 - 1)
                 )),
             );
             continue;
