@@ -1332,6 +1332,7 @@ impl<'t> Parser<'t, '_> {
                 let v = self.read_i32(n, "a block size");
                 self.spec.anim_block_size = Some(sp(v, n));
             }
+            "$bonesaveframe" => self.bonesaveframe()?,
             "$includemodel" => {
                 self.usage = "$includemodel file";
                 let f = self.name("a model file")?;
@@ -1378,12 +1379,6 @@ impl<'t> Parser<'t, '_> {
             "$screenalign" => (2, false, Blk::None, "$screenalign bone sphere|cylinder"),
             "$jointsurfaceprop" => (2, false, Blk::None, "$jointsurfaceprop bone name"),
             "$limitrotation" => (1, true, Blk::None, "$limitrotation bone [sequence…]"),
-            "$bonesaveframe" => (
-                1,
-                true,
-                Blk::None,
-                "$bonesaveframe bone [position] [rotation]",
-            ),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
             "$qcassert" => (1, true, Blk::None, "$qcassert condition arguments…"),
@@ -1423,6 +1418,35 @@ impl<'t> Parser<'t, '_> {
             }
         }
         self.not_supported(t, &format!("`{}`", t.text));
+        Some(())
+    }
+
+    /// `$bonesaveframe bone [position] [rotation]`: read and checked, and nothing to write. In the
+    /// 2006 SDK (`write.cpp`, the zero-frame cache after the animation descriptions) it only
+    /// chooses which bones' first frame is copied into the MDL for animations that are
+    /// demand-loaded from an `.ani` file (`$animblocksize`); for animations stored in the MDL,
+    /// as mdlc writes them, it changes no byte. An option other than `position`/`rotation` is an
+    /// error there ("unknown option … on $bonesaveframe"), and here. The bone is not looked up
+    /// (the SDK skips a bone it does not find).
+    fn bonesaveframe(&mut self) -> Option<()> {
+        self.usage = "$bonesaveframe bone [position] [rotation]";
+        self.name("a bone name")?;
+        while let Some(o) = self.same_line() {
+            if is_open(o) || is_close(o) {
+                break;
+            }
+            self.pos += 1;
+            if !matches!(lower(o).as_str(), "position" | "rotation") {
+                self.unknown_keyword(
+                    Code::QcUnknownOption,
+                    o,
+                    "`$bonesaveframe` option",
+                    &["position", "rotation"],
+                    "`position` or `rotation`",
+                );
+                return None;
+            }
+        }
         Some(())
     }
 
