@@ -324,6 +324,8 @@ codes! {
     SourceAnimCommandIgnored = "W0620", Warning;
     /// an event's frame is negative (written as a negative cycle, which never fires)
     SourceEventNegativeFrame = "W0621", Warning;
+    /// `$animblocksize` is read but no `.ani` file is written (animations stay in the `.mdl`)
+    SourceAnimBlocksIgnored = "W0622", Warning;
 
     // --- Source inspect (E0650-E0659) ----------------------------------------------------------
     // (driver::inspect and formats::source::pose add their codes here)

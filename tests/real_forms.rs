@@ -305,3 +305,19 @@ fn ik_chains_and_locks_match_valves_build_of_male01() {
     assert_eq!(j[0]["chains"], j[1]["chains"]);
     assert_eq!(j[0]["chains"].as_array().unwrap().len(), 4);
 }
+
+/// `$animblocksize` is read and not applied: a warning with its span, and the model is built.
+#[test]
+fn anim_block_size_is_a_warning() {
+    let dir = scratch("animblocks");
+    let text = format!(
+        "$modelname \"test/b.mdl\"\n$cdmaterials \"x/\"\n$animblocksize 32\n$body body \"{}\"\n$sequence idle \"{}\"\n",
+        fixture("../anim_chain/ref.smd").display(),
+        fixture("../anim_chain/swing.smd").display()
+    );
+    std::fs::write(dir.join("b.qc"), text).unwrap();
+    let err = build(&dir.join("b.qc"), &dir);
+    assert!(err.contains("warning[W0622]"), "{err}");
+    assert!(err.contains("b.qc:3:16"), "{err}");
+    assert!(dir.join("out/test/b.mdl").is_file());
+}

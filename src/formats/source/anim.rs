@@ -208,6 +208,17 @@ fn span_of(model: &Model) -> Option<FileSpan> {
 
 /// Plans every animation and sequence of `model`.
 pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<AnimPlan> {
+    if let Some(n) = &model.anim_block_size {
+        diags.push(
+            Diagnostic::new(
+                Code::SourceAnimBlocksIgnored,
+                "`$animblocksize` is not applied: every animation is stored in the .mdl, and no .ani file is written",
+                n.span.span(),
+                "ignored",
+            )
+            .with_note("the model works the same; the engine loads its animations with the model instead of on demand"),
+        );
+    }
     let nb = cx.bones.len();
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
     let quarter = [0.0, 0.0, std::f32::consts::FRAC_PI_2];
