@@ -136,6 +136,12 @@ fn parse_depfile(text: &str) -> Vec<(String, Vec<String>)> {
     rules
 }
 
+/// `touch FILE`: a new modification time, the same content.
+fn touch(path: &Path) {
+    let f = std::fs::File::options().append(true).open(path).unwrap();
+    f.set_modified(SystemTime::now()).unwrap();
+}
+
 /// Whether the build tool `name` runs here. Under CI (`CI=true`) a missing tool fails the
 /// test (`.ci/run` installs it); on a user's machine the test is skipped with a message.
 fn have_tool(name: &str) -> bool {
@@ -321,12 +327,7 @@ fn hl1_tree_report_depfile_and_up_to_date() {
     }
 
     // a touched file whose content is the same is not a change
-    let f = std::fs::File::options()
-        .append(true)
-        .open(src.join(shared))
-        .unwrap();
-    f.set_modified(SystemTime::now()).unwrap();
-    drop(f);
+    touch(&src.join(shared));
     run(&src, &with(&["--report", "../r4.json"]));
     assert!(statuses(&read_json(&dir.join("r4.json")))
         .iter()
@@ -658,12 +659,7 @@ fn ninja_builds_then_has_nothing_to_do_then_rebuilds_dependents() {
 
     // touched, not changed: Ninja runs the two again, mdlc finds them up to date and leaves
     // their outputs alone, and `restat` ends it there
-    let f = std::fs::File::options()
-        .append(true)
-        .open(src.join(shared))
-        .unwrap();
-    f.set_modified(SystemTime::now()).unwrap();
-    drop(f);
+    touch(&src.join(shared));
     let fifth = ninja("after a touch");
     assert_eq!(built(&fifth), want, "{fifth}");
     assert_eq!(fifth.matches("mdlc: up to date:").count(), 2, "{fifth}");

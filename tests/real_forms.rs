@@ -78,6 +78,16 @@ fn inspect_json(mdl: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The `cycle` of each event of a JSON list.
+fn cycles(events: &Value) -> Vec<f64> {
+    events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["cycle"].as_f64().unwrap())
+        .collect()
+}
+
 /// `(name, start, end)` of each pose parameter of a JSON list.
 fn pose_ranges(list: &Value) -> Vec<(String, f64, f64)> {
     list.as_array()
@@ -147,13 +157,7 @@ fn real_source_forms_build_as_valves_compiler_reads_them() {
     assert_eq!(seq("lean1")["paramindex"][0], 2);
     assert_eq!(seq("lean2")["paramindex"][0], 2);
     // `frame 2 4` has three frames: events at frames 0, 1, 2 of the range
-    let cycles: Vec<f64> = seq("crop")["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["cycle"].as_f64().unwrap())
-        .collect();
-    assert_eq!(cycles, [0.0, 0.5, 1.0]);
+    assert_eq!(cycles(&seq("crop")["events"]), [0.0, 0.5, 1.0]);
     // `$declaresequence`: STUDIO_OVERRIDE (0x800), no blends, after the sequences before it
     let labels: Vec<&str> = seqs.iter().map(|s| s["label"].as_str().unwrap()).collect();
     assert_eq!(
@@ -177,13 +181,7 @@ fn real_source_forms_build_as_valves_compiler_reads_them() {
         .collect();
     assert_eq!(declared, [0x800, 0x800]);
     let crop = srct.iter().find(|s| s["label"] == "crop").unwrap();
-    let cycles: Vec<f64> = crop["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["cycle"].as_f64().unwrap())
-        .collect();
-    assert_eq!(cycles, [0.0, 0.5, 1.0]);
+    assert_eq!(cycles(&crop["events"]), [0.0, 0.5, 1.0]);
 }
 
 /// `rotate -90` is `rotate -90 0 0`.

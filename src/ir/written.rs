@@ -103,6 +103,21 @@ pub struct PoseParameter {
     pub widened_from: usize,
 }
 
+impl PoseParameter {
+    /// A pose parameter as Valve's compiler makes it when first named: range 0 to 0, no loop,
+    /// widened by the blends of the sequences from `widened_from` on.
+    pub fn new(name: Spanned<String>, widened_from: usize) -> Self {
+        PoseParameter {
+            name,
+            min: 0.0,
+            max: 0.0,
+            wrap: false,
+            loop_range: None,
+            widened_from,
+        }
+    }
+}
+
 /// The sequence flag word of `$declaresequence name`: a placeholder sequence with no animation
 /// of its own, which a model that includes this one fills by name (Valve's compiler writes it
 /// with only its name and `STUDIO_OVERRIDE`; 2006 SDK `studiomdl.cpp`, `Cmd_DeclareSequence`).

@@ -2290,14 +2290,9 @@ impl<'t> Parser<'t, '_> {
                 i
             }
             None => {
-                self.spec.pose_parameters.push(PoseParameter {
-                    name: name.clone(),
-                    min: 0.0,
-                    max: 0.0,
-                    wrap: false,
-                    loop_range: None,
-                    widened_from: 0,
-                });
+                self.spec
+                    .pose_parameters
+                    .push(PoseParameter::new(name.clone(), 0));
                 self.spec.pose_parameters.len() - 1
             }
         };

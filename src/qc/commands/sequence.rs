@@ -714,16 +714,9 @@ impl<'t> Parser<'t, '_> {
             }
             self.implicit_pose
                 .push((self.spec.pose_parameters.len(), d));
-            self.spec
-                .pose_parameters
-                .push(crate::project::spec::PoseParameter {
-                    name: n.clone(),
-                    min: 0.0,
-                    max: 0.0,
-                    wrap: false,
-                    loop_range: None,
-                    widened_from: self.spec.sequences.len(),
-                });
+            let made =
+                crate::project::spec::PoseParameter::new(n.clone(), self.spec.sequences.len());
+            self.spec.pose_parameters.push(made);
         }
     }
 
