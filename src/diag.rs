@@ -339,6 +339,8 @@ codes! {
     InspectPoseUndecodable = "E0653", Error;
     /// `mdlc inspect --pose` was given for a model that is not a Source model
     InspectPoseNotSource = "E0654", Error;
+    /// `mdlc inspect --flex` names a flex the model does not have
+    InspectUnknownFlex = "E0655", Error;
 
     // --- GoldSrc compile, build, inspect (E0540-E0569, W0540-W0569) ---------------------------
     // (formats::goldsrc::compile and driver build/inspect add their codes here)
@@ -454,6 +456,12 @@ codes! {
     QcOptionNotAllowed = "E0234", Error;
     /// extra arguments after a command (Source dialect)
     QcExtraArgument = "E0235", Error;
+    /// a line of a `$model` block that is not a face command
+    QcFaceUnknownCommand = "E0236", Error;
+    /// a face command (eyeball, eyelid, mouth, flex …) with a missing or wrong argument
+    QcFaceArgument = "E0237", Error;
+    /// a flex rule whose expression does not parse
+    QcFlexExpression = "E0238", Error;
     /// a command mdlc reads but does not build yet
     QcNotSupported = "W0220", Warning;
     /// the `{` of a same-line block is on the next line
@@ -538,6 +546,22 @@ codes! {
     BuildIkChainShort = "E0413", Error;
     /// `$ikautoplaylock` names an IK chain no `$ikchain` defines
     BuildUnknownIkChain = "E0414", Error;
+    /// an eyeball or mouth names a bone that is not in the skeleton
+    BuildFaceBone = "E0415", Error;
+    /// an eyeball's material is on no triangle of its model
+    BuildEyeballMaterial = "E0416", Error;
+    /// an eyelid target lies outside its eyeball
+    BuildEyelidRange = "E0417", Error;
+    /// a flex rule names a controller no `flexcontroller` declares
+    BuildFlexUnknownController = "E0418", Error;
+    /// a flex rule is for, or names, a flex the model does not have
+    BuildFlexUnknownFlex = "E0419", Error;
+    /// more flex descriptions, controllers, rules or rule operations than the engine reads
+    BuildFaceLimit = "E0420", Error;
+    /// a VTA file that is not one, or whose shapes move vertices its base shape lacks
+    BuildVtaMismatch = "E0421", Error;
+    /// a flex or eyelid names a VTA frame the file does not have
+    BuildFlexFrame = "E0422", Error;
     /// a file the project names exists only with another case
     BuildFileOtherCase = "W0401", Warning;
     /// a texture group names a material that no mesh uses
@@ -560,6 +584,10 @@ codes! {
     BuildMirrorAfterFiles = "W0410", Warning;
     /// a GoldSrc `$texturegroup` comes before every `$body`
     BuildTextureGroupFirst = "W0411", Warning;
+    /// an eyelid that names no eyeball of its model
+    BuildEyelidNoEyeball = "W0412", Warning;
+    /// moving vertices of a VTA that no vertex of the reference mesh matches
+    BuildVtaUnmatched = "W0413", Warning;
 }
 
 impl fmt::Display for Code {

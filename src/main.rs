@@ -134,7 +134,8 @@ enum Command {
                       cannot be read.",
         after_help = "Examples:\n  mdlc inspect models/headcrab.mdl\n  mdlc inspect --json models/headcrab.mdl > headcrab.json\n  \
                       mdlc inspect models/props_combine/bunker_gun01.mdl --pose fire --frame 1.5\n  \
-                      mdlc inspect bunker_gun01.mdl --pose idle --bone Bunker_Gun.Gun_Yaw --json"
+                      mdlc inspect bunker_gun01.mdl --pose idle --bone Bunker_Gun.Gun_Yaw --json\n  \
+                      mdlc inspect male_06.mdl --flex AU12R"
     )]
     Inspect {
         /// The main .mdl file
@@ -160,6 +161,10 @@ enum Command {
         /// Only this bone (with --pose)
         #[arg(long, value_name = "BONE", requires = "pose")]
         bone: Option<String>,
+        /// Print the vertex deltas of this flex (Source models): per mesh, each vertex it
+        /// moves with its position, position and normal deltas, speed and side
+        #[arg(long, value_name = "NAME", conflicts_with = "pose")]
+        flex: Option<String>,
         /// When to colour diagnostics
         #[arg(long, value_enum, default_value_t = Color::Auto)]
         color: Color,
@@ -290,11 +295,12 @@ fn main() -> ExitCode {
             pose,
             frame,
             bone,
+            flex,
             color,
         } => {
             let query =
                 pose.map(|name| mdlc::formats::source::pose::PoseQuery { name, frame, bone });
-            let inspect = mdlc::inspect::inspect(&file, json, query.as_ref());
+            let inspect = mdlc::inspect::inspect(&file, json, query.as_ref(), flex.as_deref());
             if !inspect.text.is_empty() {
                 let mut out = std::io::stdout().lock();
                 if let Err(e) = out

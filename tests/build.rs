@@ -70,6 +70,7 @@ impl P {
                         scale: 1.0,
                         origin_offset: [0.0; 3],
                         flex_block: None,
+                        face: None,
                     })
                 }
             })

@@ -441,6 +441,19 @@ fn loc() -> Loc {
     Loc(span())
 }
 
+/// A `$model` block (the `flex` key) and one whose text needs care when quoted in TOML.
+const FACE_TEXT: &str = "{\n\teyeball righteye \"Bip01 Head\" 1 2 3 \"eye\" 1 4 \"iris\" 0.5\n\tflexfile \"a.vta\" { defaultflex frame 0 }\n}";
+const QUOTED_FACE_TEXT: &str = "localvar a // text with ''' and \r\n\tlocalvar b\t";
+
+/// The block read as both front ends read it (VTA names relative to `dir`).
+fn face_of(text: &str, dir: &Path) -> Option<mdlc::project::face::FaceSpec> {
+    let mut d = Vec::new();
+    let words = mdlc::project::face::words(text, span(), false);
+    let f = mdlc::project::face::parse(&words, dir, &mut d);
+    assert!(d.is_empty(), "{d:?}");
+    Some(f)
+}
+
 /// A spec with every field set to something other than its default.
 fn everything(qc_dir: &Path) -> ProjectSpec {
     let mut p = ProjectSpec::new(
@@ -478,6 +491,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
                     scale: 1.0,
                     origin_offset: [0.0; 3],
                     flex_block: None,
+                    face: None,
                 }),
                 BodyOption::Blank(loc()),
                 BodyOption::Model(BodyModel {
@@ -487,7 +501,8 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
                     reverse: true,
                     scale: 0.1,
                     origin_offset: [1.5, -2.25, 1e-7],
-                    flex_block: Some(s("{\n\teyeball righteye \"Bip01 Head\" 1 2 3\n\tflexfile \"a.vta\" { defaultflex frame 0 }\n}")),
+                    flex_block: Some(s(FACE_TEXT)),
+                    face: face_of(FACE_TEXT, qc_dir),
                 }),
                 BodyOption::Model(BodyModel {
                     // a file actually named `blank`
@@ -496,7 +511,8 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
                     reverse: false,
                     scale: 1.0,
                     origin_offset: [0.0; 3],
-                    flex_block: Some(s("text with ''' and \r\n and a tab\t")),
+                    flex_block: Some(s(QUOTED_FACE_TEXT)),
+                    face: face_of(QUOTED_FACE_TEXT, qc_dir),
                 }),
             ],
             span: loc(),

@@ -22,7 +22,7 @@ pub(super) struct PendingMesh {
     pub reverse: bool,
     pub scale: f32,
     pub origin_offset: [f32; 3],
-    pub flex_block: Option<Spanned<String>>,
+    pub face: Option<crate::project::face::FaceSpec>,
     pub span: FileSpan,
     pub written: String,
 }
@@ -60,7 +60,7 @@ impl Builder<'_> {
                                 reverse: m.reverse,
                                 scale: m.scale,
                                 origin_offset: m.origin_offset,
-                                flex_block: m.flex_block.clone(),
+                                face: m.face.clone(),
                                 span: loc(m.file.span),
                                 written: m.name.clone(),
                             });
@@ -101,7 +101,7 @@ impl Builder<'_> {
                         reverse: r.reverse,
                         scale: r.scale,
                         origin_offset: [0.0; 3],
-                        flex_block: None,
+                        face: None,
                         span: loc(r.to.span),
                         written: r.name.clone(),
                     });
@@ -208,7 +208,6 @@ impl Builder<'_> {
                 reverse: p.reverse,
                 scale: p.scale,
                 origin_offset: p.origin_offset,
-                flex_block: p.flex_block.clone(),
                 span: p.span,
                 written: p.written.clone(),
                 file_bones: Vec::new(),
@@ -316,7 +315,6 @@ impl Builder<'_> {
             reverse: p.reverse,
             scale: p.scale,
             origin_offset: p.origin_offset,
-            flex_block: p.flex_block.clone(),
             span: p.span,
             written: p.written.clone(),
             file_bones: l

@@ -35,6 +35,7 @@ use crate::load::{Fs, SmdLoader, SmdRef};
 use crate::project::spec::{self, FileRef, ProjectSpec, Target};
 
 mod animations;
+mod face;
 mod materials;
 mod meshes;
 mod references;
@@ -241,6 +242,11 @@ impl Builder<'_> {
             }
         }
 
+        // 4b. the face (`$model` blocks)
+        let faces: Vec<Option<&crate::project::face::FaceSpec>> =
+            parts.pending.iter().map(|p| p.face.as_ref()).collect();
+        let face = self.make_face(&faces, &meshes, &bones, &materials);
+
         // 6. animations
         let (animations, anim_ids) = self.make_animations(&anim_files, &bones);
 
@@ -310,6 +316,7 @@ impl Builder<'_> {
             keyvalues: spec.keyvalues.clone(),
             header_flags: spec.header_flags.clone(),
             collision,
+            face,
         })
     }
 

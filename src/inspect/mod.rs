@@ -25,6 +25,7 @@ pub fn inspect(
     path: &Path,
     json: bool,
     pose: Option<&crate::formats::source::pose::PoseQuery>,
+    flex: Option<&str>,
 ) -> Inspect {
     use crate::formats::goldsrc::read;
     let mut out = Inspect::default();
@@ -44,6 +45,22 @@ pub fn inspect(
         .get(4..8)
         .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let is_source = main.starts_with(b"IDST") && matches!(version, Some(44..=49));
+    if let Some(flex) = flex {
+        out.report.binary_files = 1;
+        if is_source {
+            inspect_source_flex(path, &name, flex, json, &mut out);
+        } else {
+            out.report.diagnostics.push(
+                Diagnostic::about_file(
+                    Code::InspectPoseNotSource,
+                    format!("`--flex` reads Source models only, and `{name}` is not one"),
+                    name.clone(),
+                )
+                .with_note("GoldSrc models have no flexes"),
+            );
+        }
+        return out;
+    }
     if let Some(q) = pose {
         out.report.binary_files = 1;
         if is_source {
@@ -255,6 +272,57 @@ fn inspect_group_file(bytes: &[u8], name: &str, json: bool, out: &mut Inspect) {
     }
 }
 
+/// The answer of a `--pose` or `--flex` query, its invariant problems reported; `None` (with
+/// the diagnostic) when the model cannot be read.
+fn answer<T>(r: Result<(T, Vec<String>), String>, name: &str, out: &mut Inspect) -> Option<T> {
+    match r {
+        Ok((result, problems)) => {
+            for p in problems {
+                out.report.diagnostics.push(Diagnostic::about_file(
+                    Code::InspectInvariant,
+                    p,
+                    name,
+                ));
+            }
+            Some(result)
+        }
+        Err(e) => {
+            out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectNotMdl,
+                format!("`{name}` cannot be read as a Source model: {e}"),
+                name,
+            ));
+            None
+        }
+    }
+}
+
+/// `mdlc inspect --flex` of a Source model: the flex's vertex deltas, or why not.
+fn inspect_source_flex(path: &Path, name: &str, flex: &str, json: bool, out: &mut Inspect) {
+    let Some(result) = answer(source::inspect_flex(path, &RealFs, flex, json), name, out) else {
+        return;
+    };
+    match result {
+        Ok(text) => out.text = text,
+        Err(names) => {
+            let mut d = Diagnostic::about_file(
+                Code::InspectUnknownFlex,
+                format!("`{name}` has no flex `{flex}`"),
+                name,
+            );
+            if let Some(s) = crate::suggest::nearest(flex, names.iter().map(String::as_str)) {
+                d = d.with_note(format!("help: did you mean `{s}`?"));
+            }
+            d = d.with_note(if names.is_empty() {
+                "the model has no flexes".to_string()
+            } else {
+                "`mdlc inspect FILE` lists the model's flex descriptions".to_string()
+            });
+            out.report.diagnostics.push(d);
+        }
+    }
+}
+
 /// `mdlc inspect --pose` of a Source model: the pose text, or the diagnostic saying why not.
 fn inspect_source_pose(
     path: &Path,
@@ -264,22 +332,9 @@ fn inspect_source_pose(
     out: &mut Inspect,
 ) {
     use crate::formats::source::pose::PoseError;
-    let (result, problems) = match source::inspect_pose(path, &RealFs, q, json) {
-        Ok(r) => r,
-        Err(e) => {
-            out.report.diagnostics.push(Diagnostic::about_file(
-                Code::InspectNotMdl,
-                format!("`{name}` cannot be read as a Source model: {e}"),
-                name,
-            ));
-            return;
-        }
+    let Some(result) = answer(source::inspect_pose(path, &RealFs, q, json), name, out) else {
+        return;
     };
-    for p in problems {
-        out.report
-            .diagnostics
-            .push(Diagnostic::about_file(Code::InspectInvariant, p, name));
-    }
     let did_you_mean = |d: Diagnostic, s: &Option<String>| match s {
         Some(s) => d.with_note(format!("help: did you mean `{s}`?")),
         None => d,

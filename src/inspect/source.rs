@@ -12,7 +12,15 @@ pub fn read_files(path: &Path, fs: &dyn Fs) -> Result<Files, String> {
         .read(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let mdl = source::read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let stem = path.with_extension("");
+    // `x.mdl` → `x`; also for a file named just `.mdl` (which Rust sees as a stem without
+    // extension), as a `$modelname` ending in `/` gives
+    let stem = {
+        let s = path.to_string_lossy();
+        match s.len().checked_sub(4).filter(|&i| s.is_char_boundary(i)) {
+            Some(i) if s[i..].eq_ignore_ascii_case(".mdl") => std::path::PathBuf::from(&s[..i]),
+            _ => path.with_extension(""),
+        }
+    };
     let sibling = |ext: &str| {
         let mut s = stem.as_os_str().to_owned();
         s.push(".");
@@ -57,4 +65,33 @@ pub fn inspect_pose(
     let mdl = source::read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let problems = source::anim_problems(&mdl);
     Ok((source::pose::pose_report(&mdl, query, json), problems))
+}
+
+/// What `--flex` gives: the report (or the model's flex names when it has no such flex), and the
+/// face's invariant problems.
+pub type FlexInspection = (Result<String, Vec<String>>, Vec<String>);
+
+/// `mdlc inspect --flex NAME`: the vertex deltas of one flex ([`source::face_read::flex_report`]),
+/// vertex positions from the VVD beside the model; with the face's invariant problems.
+pub fn inspect_flex(
+    path: &Path,
+    fs: &dyn Fs,
+    name: &str,
+    json: bool,
+) -> Result<FlexInspection, String> {
+    let f = read_files(path, fs)?;
+    let problems = source::face_read::problems(&f.mdl.face, f.mdl.bones.len());
+    let models: Vec<&source::read::RModel> =
+        f.mdl.body_parts.iter().flat_map(|b| &b.models).collect();
+    let positions = |k: usize, m: usize, i: u16| -> Option<[f32; 3]> {
+        let model = models.get(k)?;
+        let mesh = model.meshes.get(m)?;
+        let at = usize::try_from(model.rec.vertexindex / 48 + mesh.rec.vertexoffset).ok()?;
+        let v = f.vvd.as_ref()?.vertices.get(at + usize::from(i))?;
+        Some(v.vec_position)
+    };
+    Ok((
+        source::face_read::flex_report(&f.mdl.face, name, &positions, json),
+        problems,
+    ))
 }

@@ -10,6 +10,7 @@
 //! * Vertex weights are merged per bone, free of zero weights, and add up to 1.
 
 pub mod anim;
+pub mod face;
 
 pub mod mesh;
 pub mod model;

@@ -139,6 +139,8 @@ pub struct Model {
     pub keyvalues: Option<Spanned<String>>,
     pub header_flags: Vec<Spanned<String>>,
     pub collision: Option<Collision>,
+    /// Flexes, controllers, rules, eyeballs and mouths of the `$model` blocks (Source).
+    pub face: super::face::Face,
 }
 
 impl Model {
@@ -300,8 +302,6 @@ pub struct ModelMesh {
     pub scale: f32,
     /// GoldSrc's leftover origin offset (`goldsrc.md` §8.1), not applied.
     pub origin_offset: [f32; 3],
-    /// `$model` flex block text, not implemented yet.
-    pub flex_block: Option<Spanned<String>>,
     /// The file reference in the project.
     pub span: FileSpan,
     /// The file reference as written in the project (GoldSrc stores it as the model's name).

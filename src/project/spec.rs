@@ -260,9 +260,10 @@ pub struct BodyModel {
     /// GoldSrc quirk (`goldsrc.md` §8.1): the origin offset left over from the last `$sequence`
     /// parsed before this body, subtracted from its vertices. Zero for Source and TOML.
     pub origin_offset: [f32; 3],
-    /// `$model` flex data (eyeballs, flex files, controllers, rules, mouths): kept as the
-    /// block's text until flex is implemented; warned about when read.
+    /// The `$model` block as text (TOML: the `flex` key), for `import-qc`.
     pub flex_block: Option<Spanned<String>>,
+    /// The same block read: eyeballs, eyelids, mouths, flexes, controllers, rules.
+    pub face: Option<super::face::FaceSpec>,
 }
 
 /// `$lod distance { … }` or `$shadowlod { … }`.

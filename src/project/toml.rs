@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources, Span};
+use crate::project::face::{self, FaceSpec};
 use crate::project::spec::{
     resolve_path, Activity, AnimCommand, Animation, Attachment, Blend, BodyModel, BodyOption,
     BodyPart, BoneWeight, Collision, Controller, DefineBone, Event, FileRef, Hitbox, HitboxSet,
@@ -86,7 +87,15 @@ const SEQ_SETTINGS_KEYS: &[&str] = &[
     "anim_block_size",
 ];
 const BODY_KEYS: &[&str] = &["name", "options"];
-const BODY_OPTION_KEYS: &[&str] = &["file", "name", "reverse", "scale", "origin_offset", "flex"];
+const BODY_OPTION_KEYS: &[&str] = &[
+    "file",
+    "name",
+    "reverse",
+    "scale",
+    "origin_offset",
+    "flex",
+    "flex_dir",
+];
 const LOD_KEYS: &[&str] = &[
     "distance",
     "shadow",
@@ -213,6 +222,7 @@ pub fn parse_toml(
     let mut cx = Cx {
         file,
         dir,
+        text: text.to_string(),
         diags: Vec::new(),
     };
     let spec = read_root(&mut cx, root.get_ref(), path, forced_target);
@@ -239,10 +249,38 @@ fn at(file: FileId, r: Range<usize>) -> FileSpan {
 struct Cx {
     file: FileId,
     dir: PathBuf,
+    /// The TOML text (spans of the words of a `flex` string are found in it).
+    text: String,
     diags: Vec<Diagnostic>,
 }
 
 impl Cx {
+    /// Reads a body option's `flex` string as a `$model` block. The words' spans point into
+    /// the TOML file when the string is written without escapes (a `'''…'''` literal or a
+    /// plain `"""…"""` string); otherwise each points at the whole string.
+    fn face(&mut self, f: &Spanned<String>, base: &Path) -> FaceSpec {
+        let span = f.span.0;
+        let raw = self.text.get(span.span.range()).unwrap_or("");
+        let open = ["'''", "\"\"\"", "'", "\""]
+            .iter()
+            .find(|d| raw.starts_with(**d))
+            .map_or(0, |d| d.len());
+        // a newline right after a multi-line string's opening delimiter is not part of it
+        let skip = if open == 3 && raw.get(open..).is_some_and(|r| r.starts_with('\n')) {
+            1
+        } else {
+            0
+        };
+        let inner_start = open + skip;
+        let exact = raw
+            .get(inner_start..)
+            .is_some_and(|r| r.starts_with(f.value.as_str()));
+        let start = span.span.start.saturating_add(inner_start as u32);
+        let inner = Span::new(start, span.span.end).in_file(span.file);
+        let words = face::words(&f.value, if exact { inner } else { span }, exact);
+        face::parse(&words, base, &mut self.diags)
+    }
+
     fn at(&self, r: Range<usize>) -> FileSpan {
         at(self.file, r)
     }
@@ -1055,6 +1093,7 @@ fn body_option(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<BodyOption> {
                 scale: 1.0,
                 origin_offset: [0.0; 3],
                 flex_block: None,
+                face: None,
             })
         }),
         DeValue::Table(_) => {
@@ -1064,6 +1103,14 @@ fn body_option(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<BodyOption> {
             let scale = t.opt(cx, "scale", number).unwrap_or(1.0);
             let origin_offset = t.opt(cx, "origin_offset", vec3).unwrap_or([0.0; 3]);
             let flex_block = t.opt(cx, "flex", string);
+            let flex_dir = t.opt(cx, "flex_dir", string);
+            let face = flex_block.as_ref().map(|f| {
+                let base = match &flex_dir {
+                    Some(d) => resolve_path(&cx.dir, &d.value),
+                    None => cx.dir.clone(),
+                };
+                cx.face(f, &base)
+            });
             let name = t.opt(cx, "name", string);
             let file = file?;
             Some(BodyOption::Model(BodyModel {
@@ -1073,6 +1120,7 @@ fn body_option(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<BodyOption> {
                 scale,
                 origin_offset,
                 flex_block,
+                face,
             }))
         }
         _ => {

@@ -446,6 +446,10 @@ impl Writer<'_> {
                         if let Some(f) = &m.flex_block {
                             parts.push(("flex", block(&f.value)));
                         }
+                        // the face's VTA names are relative to the QC's folder
+                        if let Some(face) = m.face.as_ref().filter(|f| f.base != self.dir) {
+                            parts.push(("flex_dir", quote(&relative(&face.base, self.dir))));
+                        }
                         inline(&parts)
                     }
                 }

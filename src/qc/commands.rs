@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Code, Diagnostic, FileSpan};
+use crate::project::face::{self, Word};
 use crate::project::spec::{
     resolve_path, AnimCommand, Attachment, BodyModel, BodyOption, BodyPart, BoneWeight, Collision,
     Controller, DefineBone, FileRef, Hitbox, HitboxSet, Loc, Lod, PoseParameter, ReplaceModel,
@@ -1690,6 +1691,7 @@ impl<'t> Parser<'t, '_> {
                 Dialect::Source => [0.0; 3],
             },
             flex_block: None,
+            face: None,
         };
         let opts: &[&str] = match self.dialect {
             Dialect::Hl1 => &["reverse", "scale"],
@@ -1758,19 +1760,24 @@ impl<'t> Parser<'t, '_> {
         };
         if let Some(b) = brace {
             self.pos += 1;
+            let start = self.pos;
             let text = self.capture_block(b.span)?;
-            self.push(
-                Diagnostic::new(
-                    Code::QcNotSupported,
-                    "eyes, flexes and mouths of `$model` are not supported yet; ignored",
-                    b.span,
-                    "this block is kept but not built",
-                )
-                .with_note("the mesh itself is built; its flex animation is not"),
-            );
-            self.spec
-                .not_carried
-                .push(Spanned::new("$model { … }".to_string(), b.span));
+            // the block's tokens without the closing brace
+            let inner = self
+                .toks
+                .get(start..self.pos.saturating_sub(1))
+                .unwrap_or(&[]);
+            let words: Vec<Word> = inner
+                .iter()
+                .map(|t| Word {
+                    text: t.text.clone(),
+                    quoted: t.quoted,
+                    line_start: t.line_start,
+                    span: t.span,
+                })
+                .collect();
+            let base = self.src_base();
+            m.face = Some(face::parse(&words, &base, self.diags));
             m.flex_block = Some(Spanned::new(text, b.span));
         }
         self.spec.body_parts.push(BodyPart {

@@ -160,7 +160,7 @@ fn flags_text(v: i32, table: &[(i32, &str)]) -> String {
 }
 
 /// A float as the shortest text that reads back to the same value (−0 shown as 0).
-fn f(x: f32) -> String {
+pub(super) fn f(x: f32) -> String {
     if x == 0.0 {
         "0".into()
     } else {
@@ -168,7 +168,7 @@ fn f(x: f32) -> String {
     }
 }
 
-fn fv(v: &[f32]) -> String {
+pub(super) fn fv(v: &[f32]) -> String {
     let parts: Vec<String> = v.iter().map(|&x| f(x)).collect();
     format!("({})", parts.join(", "))
 }
@@ -297,6 +297,7 @@ pub fn to_json(files: &Files, problems: &[String]) -> Value {
             "node_transitions": node_rows(m),
             "sequences": m.seqs.iter().map(|q| seq_json(m, q)).collect::<Vec<_>>(),
             "animations": m.animations.iter().map(|a| anim_json(m, a)).collect::<Vec<_>>(),
+            "face": super::face_read::json(&m.face),
         },
         "vvd": files.vvd.as_ref().map(vvd_json),
         "vtx": files.vtx.iter().map(|(v, x)| json!({
@@ -555,6 +556,7 @@ pub fn to_text(files: &Files, problems: &[String]) -> String {
         }
     }
     anim_side_text(&mut s, m);
+    super::face_read::text(&mut s, &m.face, &|b| name_of_bone(m, b));
 
     match &files.vvd {
         Some(v) => {

@@ -10,6 +10,8 @@
 pub mod anim;
 pub mod animcodec;
 pub mod dump;
+pub mod face;
+pub mod face_read;
 pub mod math;
 pub mod model;
 pub mod pose;
@@ -123,6 +125,7 @@ pub fn check(f: &Files) -> Vec<String> {
         }
     }
     p.extend(anim_problems(m));
+    p.extend(face_read::problems(&m.face, m.bones.len()));
     let Some(vvd) = &f.vvd else {
         p.push("no .vvd beside the MDL".into());
         return p;

@@ -5,6 +5,7 @@
 //! (or a run of them) with its values final and its links still indices.
 
 use super::animcodec::{Encoded, LocalPose};
+use super::face::{PEyeball, PFace};
 use super::math::M34;
 use super::records::{VtxBoneStateChange, VtxStrip, VtxStripGroup, VtxVertex};
 use super::strips::Variant;
@@ -41,11 +42,34 @@ pub struct PMesh {
     /// Per LOD: triangles as mesh-local vertex indices (winding already reversed).
     pub lod_tris: Vec<Vec<[u32; 3]>>,
     pub num_lod_vertexes: [i32; 8],
+    /// `mstudiomesh_t.materialtype`: 1 for an eyeball's mesh, else 0.
+    pub material_type: i32,
+    /// The model's eyeball index when `material_type` is 1.
+    pub material_param: i32,
+    /// `mstudioflex_t` of the mesh, in flex-key order, with their vertex animations.
+    pub flexes: Vec<super::face::PFlex>,
+}
+
+impl PMesh {
+    /// Which vertices some flex of the mesh moves.
+    pub fn flexed(&self) -> Vec<bool> {
+        let mut out = vec![false; self.vertices.len()];
+        for f in &self.flexes {
+            for a in &f.anims {
+                if let Some(v) = out.get_mut(usize::from(a.index)) {
+                    *v = true;
+                }
+            }
+        }
+        out
+    }
 }
 
 pub struct PModel {
     pub name: String,
     pub meshes: Vec<PMesh>,
+    /// `mstudioeyeball_t` of this model, in QC order.
+    pub eyeballs: Vec<PEyeball>,
 }
 
 pub struct PBodyPart {
@@ -101,6 +125,8 @@ pub struct SourceModel {
     pub surface_prop: String,
     pub contents: i32,
     pub keyvalues: Option<String>,
+    /// Flex descriptions, controllers and their UI, rules and mouths.
+    pub face: PFace,
     /// The VTX strip groups of each variant (`.dx90`, `.dx80`, `.sw`, in [`Variant::ALL`]
     /// order): `[model][lod][mesh]`, models in body part order.
     pub strips: Vec<VtxStrips>,

@@ -9,6 +9,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::ir::model::{BodyOption, MeshId, Model};
 use crate::ir::BoneId;
 
+use super::face;
 use super::math::{self, Aabb, M34};
 use super::model::{
     PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel, PVertex,
@@ -21,6 +22,8 @@ pub const MAX_MESH_VERTS: usize = 65_535;
 /// `MAXSTUDIOVERTS`: studiomdl refuses models with this many vertices or more.
 pub const MAX_MODEL_VERTS: usize = 65_536;
 pub const MAX_LODS: usize = 8;
+/// `public/studio.h` MAXSTUDIOFLEXVERTS: vertices the flexes of one model may move.
+pub const MAX_FLEX_VERTS: usize = 10_000;
 
 /// One triangle corner after the weight cleanup, before welding.
 struct CornerIn {
@@ -325,6 +328,12 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     for (b, _) in &model.bone_merge {
         mark(*b, &mut keep);
     }
+    for e in &model.face.eyeballs {
+        mark(e.bone, &mut keep);
+    }
+    for m in &model.face.mouths {
+        mark(m.bone, &mut keep);
+    }
     if nbones_ir > 0 && !keep.iter().any(|&k| k) {
         keep[0] = true;
     }
@@ -440,6 +449,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
 
     // --- body parts, models, meshes ----------------------------------------------------------------
     let mut body_parts = Vec::new();
+    let mut failed = false;
     for bp in &model.body_parts {
         let mut models = Vec::new();
         for o in &bp.options {
@@ -447,6 +457,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 models.push(PModel {
                     name: String::new(),
                     meshes: Vec::new(),
+                    eyeballs: Vec::new(),
                 });
                 continue;
             };
@@ -521,15 +532,71 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             } else {
                 written.to_string()
             };
+            // vertex animation (flexes), which may also move vertices to the default shape
+            let fx = face::vertex_anims(&model.face, *m, &mut out_meshes, static_prop);
+            for (pm, flexes) in out_meshes.iter_mut().zip(fx.per_mesh) {
+                pm.flexes = flexes;
+            }
+            for (vta, n) in fx.unmatched {
+                if let Some(base) = model.face.vtas.get(vta).and_then(|v| v.base()) {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::BuildVtaUnmatched,
+                            format!(
+                                "{n} moving vertices of this VTA match no vertex of `{}`; their motion is dropped",
+                                mm.name
+                            ),
+                            base.span,
+                            "the base shape",
+                        )
+                        .with_note("a VTA vertex matches a mesh vertex whose position is within 0.387 units (squared distance under 0.15) in the base shape, as in Valve's compiler")
+                        .with_note("export the VTA from the same mesh as the reference SMD"),
+                    );
+                }
+            }
+            if fx.moved > MAX_FLEX_VERTS {
+                if let Some(k) = model.face.keys.iter().find(|k| k.mesh == *m) {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::BuildFaceLimit,
+                            format!(
+                                "flexes move {} vertices of `{}`; the engine moves at most {MAX_FLEX_VERTS}",
+                                fx.moved, mm.name
+                            ),
+                            k.span,
+                            "the first flex",
+                        )
+                        .with_note("public/studio.h: MAXSTUDIOFLEXVERTS"),
+                    );
+                    failed = true;
+                }
+            }
+            // eyeballs: into their bone's space; their meshes marked
+            let mut eyeballs = Vec::new();
+            for e in model.face.eyeballs.iter().filter(|e| e.mesh == *m) {
+                let bone = out_bone(e.bone);
+                let world = bones.get(bone).map_or(math::IDENTITY, |b| b.world);
+                let tex = mat_tex.get(e.material.index()).copied().unwrap_or(0);
+                for pm in out_meshes.iter_mut().filter(|pm| pm.material == tex) {
+                    pm.material_type = 1;
+                    pm.material_param = eyeballs.len() as i32;
+                }
+                eyeballs.push(face::eyeball(e, bone, &world));
+            }
             models.push(PModel {
                 name,
                 meshes: out_meshes,
+                eyeballs,
             });
         }
         body_parts.push(PBodyPart {
             name: bp.name.value.clone(),
             models,
         });
+    }
+
+    if failed {
+        return None;
     }
 
     // --- bone flags from vertices per LOD ------------------------------------------------------------
@@ -617,6 +684,14 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             }
         })
         .collect();
+    // eyeball and mouth bones are flagged as attachment bones are (`source-geometry.md` §5.2)
+    for e in &model.face.eyeballs {
+        set(&mut flags, out_bone(e.bone), 0x200);
+    }
+    for m in &model.face.mouths {
+        set(&mut flags, out_bone(m.bone), 0x200);
+    }
+    let face = face::prepare_face(&model.face, &out_bone);
     let ik_autoplay_locks: Vec<(i32, f32, f32)> = model
         .ik_autoplay_locks
         .iter()
@@ -898,6 +973,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             .unwrap_or_else(|| "default".into()),
         contents,
         keyvalues,
+        face,
         strips,
     })
 }
@@ -919,7 +995,14 @@ fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) ->
                                 .iter()
                                 .map(|mesh| {
                                     let tris = mesh.lod_tris.get(l).map_or(&[][..], Vec::as_slice);
-                                    strips::build(&mesh.vertices, tris, variant, static_prop)
+                                    let flexed = mesh.flexed();
+                                    strips::build(
+                                        &mesh.vertices,
+                                        tris,
+                                        &flexed,
+                                        variant,
+                                        static_prop,
+                                    )
                                 })
                                 .collect()
                         })
@@ -1522,6 +1605,9 @@ impl MeshBuild {
             vertices,
             lod_tris,
             num_lod_vertexes,
+            material_type: 0,
+            material_param: 0,
+            flexes: Vec::new(),
         }
     }
 }

@@ -10,6 +10,8 @@ pub struct RMesh {
 pub struct RModel {
     pub rec: StudioModel,
     pub meshes: Vec<RMesh>,
+    /// File offset of the record.
+    pub at: i64,
 }
 
 pub struct RBodyPart {
@@ -73,6 +75,8 @@ pub struct Mdl {
     pub ik_chains: Vec<RIkChain>,
     /// `$ikautoplaylock`s.
     pub ik_autoplay_locks: Vec<IkLock>,
+    /// Flexes, controllers, rules, mouths and eyeballs.
+    pub face: super::face_read::RFace,
 }
 
 /// One `mstudioikchain_t` with its links.
@@ -316,7 +320,11 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
                     rec: read(b, meat, "mesh")?,
                 });
             }
-            models.push(RModel { rec: mr, meshes });
+            models.push(RModel {
+                rec: mr,
+                meshes,
+                at: mat,
+            });
         }
         body_parts.push(RBodyPart {
             name: name_at(b, at as usize, bp.sznameindex)?,
@@ -324,6 +332,12 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
             models,
         });
     }
+    let model_recs: Vec<(i64, &StudioModel)> = body_parts
+        .iter()
+        .flat_map(|bp| &bp.models)
+        .map(|m| (m.at, &m.rec))
+        .collect();
+    let face = super::face_read::read_face(b, &hdr, &model_recs)?;
     let mut sequences = Vec::new();
     let mut seq_recs = Vec::new();
     let mut seqs = Vec::new();
@@ -429,6 +443,7 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         node_transitions,
         ik_chains,
         ik_autoplay_locks,
+        face,
     })
 }
 

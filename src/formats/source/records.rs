@@ -302,6 +302,19 @@ record!(
 );
 
 record!(
+    /// `mstudioeyeball_t` (`public/studio.h`; v48 layout: the name offset, then the eyeball in
+    /// its bone's space, the lid flexes and targets; `texture` and the unused fields 0 as in
+    /// Valve's later builds).
+    StudioEyeball = 172 {
+        sznameindex: i32, bone: i32, org: Vector, zoffset: f32, radius: f32, up: Vector,
+        forward: Vector, texture: i32, unused1: i32, iris_scale: f32, unused2: i32,
+        upperflexdesc: [i32; 3], lowerflexdesc: [i32; 3], uppertarget: [f32; 3],
+        lowertarget: [f32; 3], upperlidflexdesc: i32, lowerlidflexdesc: i32, unused: [i32; 4],
+        nonfacs_and_unused3: i32, unused4: [i32; 7],
+    }
+);
+
+record!(
     /// `mstudiotexture_t`.
     Texture = 64 {
         sznameindex: i32, flags: i32, used: i32, unused1: i32, material: i32,
@@ -497,6 +510,7 @@ mod tests {
             BodyParts,
             StudioModel,
             StudioMesh,
+            StudioEyeball,
             Texture,
             VertexFileHeader,
             VertexFileFixup,

@@ -117,23 +117,81 @@ fn chunk(tris: Vec<[u32; 3]>) -> Vec<Vec<[u32; 3]>> {
     out
 }
 
-/// Builds the strip groups of one mesh at one LOD.
+/// Strip-group flags (`optimize.h`): STRIPGROUP_IS_FLEXED 0x01, IS_HWSKINNED 0x02,
+/// IS_DELTA_FLEXED 0x04.
+const HW: u8 = 0x02;
+const HW_FLEXED: u8 = 0x07;
+const SW_FLEXED: u8 = 0x05;
+const SW: u8 = 0x00;
+
+/// Builds the strip groups of one mesh at one LOD (`source-geometry.md` §8.3): triangles with a
+/// vertex some flex moves (`flexed`, per mesh vertex) go to flexed groups, in the order
+/// HW flexed, HW, SW flexed, SW. Hardware flex is a dx90 feature: in dx80 (and the sw file of a
+/// static prop) a flexed triangle stays hardware-skinned only on one bone, one bone per strip;
+/// the others are software-skinned. The sw file of a skinned model is all software.
 pub fn build(
     verts: &[PVertex],
     tris: &[[u32; 3]],
+    flexed: &[bool],
     variant: Variant,
     static_prop: bool,
 ) -> Vec<Group> {
     if tris.is_empty() {
         return Vec::new();
     }
-    let software = variant == Variant::Sw && !static_prop;
-    let limit = if software {
-        usize::MAX
-    } else {
-        variant.max_bones_per_strip()
+    let moves = |t: &&[u32; 3]| {
+        t.iter()
+            .any(|&v| flexed.get(v as usize).copied().unwrap_or(false))
     };
-    let flags = if software { 0x00 } else { 0x02 };
+    let (ft, nt): (Vec<[u32; 3]>, Vec<[u32; 3]>) = tris.iter().partition(moves);
+    let limit = variant.max_bones_per_strip();
+    let mut groups = Vec::new();
+    if variant == Variant::Sw && !static_prop {
+        groups.extend(build_set(
+            verts,
+            &ft,
+            usize::MAX,
+            SW_FLEXED,
+            true,
+            static_prop,
+        ));
+        groups.extend(build_set(verts, &nt, usize::MAX, SW, true, static_prop));
+    } else if variant == Variant::Dx90 {
+        groups.extend(build_set(verts, &ft, limit, HW_FLEXED, false, static_prop));
+        groups.extend(build_set(verts, &nt, limit, HW, false, static_prop));
+    } else {
+        let mut b = Vec::new();
+        let (one, many): (Vec<[u32; 3]>, Vec<[u32; 3]>) = ft.iter().partition(|t| {
+            bones_of(verts, t, &mut b);
+            b.len() <= 1
+        });
+        groups.extend(build_set(verts, &one, 1, HW_FLEXED, false, static_prop));
+        groups.extend(build_set(verts, &nt, limit, HW, false, static_prop));
+        groups.extend(build_set(
+            verts,
+            &many,
+            usize::MAX,
+            SW_FLEXED,
+            true,
+            static_prop,
+        ));
+    }
+    groups
+}
+
+/// The strip groups of one set of triangles, all with `flags`: `software` groups store global
+/// bone numbers and no bone-state changes.
+fn build_set(
+    verts: &[PVertex],
+    tris: &[[u32; 3]],
+    limit: usize,
+    flags: u8,
+    software: bool,
+    static_prop: bool,
+) -> Vec<Group> {
+    if tris.is_empty() {
+        return Vec::new();
+    }
     let mut pieces: Vec<(Vec<u8>, Vec<[u32; 3]>)> = Vec::new();
     let mut b = Vec::new();
     for (palette, ts) in partition_by_bones(verts, tris, limit) {
@@ -289,7 +347,7 @@ mod tests {
         let verts: Vec<PVertex> = (0..180).map(|i| vert(&[(i / 3) as u8 % 60])).collect();
         let tris: Vec<[u32; 3]> = (0..60).map(|t| [t * 3, t * 3 + 1, t * 3 + 2]).collect();
         for v in [Variant::Dx90, Variant::Dx80] {
-            let groups = build(&verts, &tris, v, false);
+            let groups = build(&verts, &tris, &[], v, false);
             let mut n = 0;
             for g in &groups {
                 for (s, changes) in &g.strips {

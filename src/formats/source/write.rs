@@ -43,6 +43,71 @@ fn field(at: usize, off: usize) -> usize {
     at + off
 }
 
+/// Flex descriptions, controllers, rules with their operations, then the controller UI
+/// records, in the order of Valve's later builds (`mapbase-mp-male01`: flexdesc, flexcontroller,
+/// flexrule, flexcontrollerui, then the IK chains). With no face every index, the UI records'
+/// too, is the position where the IK chains start, as in every Valve v48 file of the corpus
+/// (mdlc wrote `flexcontrolleruiindex` after the pose parameters before: one byte unlike Valve's
+/// `bunker_gun01.mdl`, which has two pose parameters).
+fn write_face(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &mut StudioHdr) {
+    let f = &plan.face;
+    h.numflexdesc = f.flex_descs.len() as i32;
+    h.flexdescindex = o.pos() as i32;
+    for d in &f.flex_descs {
+        let at = o.put(&0i32);
+        st.add(at, at, d);
+    }
+    h.numflexcontrollers = f.controllers.len() as i32;
+    h.flexcontrollerindex = o.pos() as i32;
+    let mut controller_at = Vec::with_capacity(f.controllers.len());
+    for c in &f.controllers {
+        let at = o.put(&0i32);
+        st.add(at, at, &c.group);
+        st.add(o.put(&0i32), at, &c.name);
+        o.put(&-1i32); // localToGlobal: the engine fills it
+        o.put(&c.min);
+        o.put(&c.max);
+        controller_at.push(at);
+    }
+    h.numflexrules = f.rules.len() as i32;
+    h.flexruleindex = o.pos() as i32;
+    let rule_at: Vec<usize> = f
+        .rules
+        .iter()
+        .map(|r| {
+            let at = o.put(&r.flex);
+            o.put(&(r.ops.len() as i32));
+            o.put(&0i32); // opindex, below
+            at
+        })
+        .collect();
+    for (r, &at) in f.rules.iter().zip(&rule_at) {
+        o.put_at(at + 8, &((o.pos() - at) as i32));
+        for &(op, d) in &r.ops {
+            o.put(&op);
+            o.put(&d);
+        }
+    }
+    o.align(4);
+    h.numflexcontrollerui = f.ui.len() as i32;
+    h.flexcontrolleruiindex = o.pos() as i32;
+    for u in &f.ui {
+        let at = o.put(&0i32);
+        st.add(at, at, &u.name);
+        let rel = |i: Option<usize>| {
+            i.and_then(|i| controller_at.get(i))
+                .map_or(0, |&c| c as i32 - at as i32)
+        };
+        o.put(&rel(Some(u.index0)));
+        o.put(&rel(u.index1));
+        o.put(&0i32); // szindex2: the value controller of an n-way slider
+        o.bytes.push(0); // remaptype: pass-through
+        o.bytes.push(u8::from(u.stereo));
+        o.bytes.extend_from_slice(&[0, 0]);
+    }
+    o.align(4);
+}
+
 /// Animation descriptions, their record chains and movements, sequences with their events,
 /// layers, weights and animation indices, and the transition nodes (`source-animation.md` §9.1
 /// rows 3–10).
@@ -351,10 +416,8 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
         }
     }
     o.align(4);
+    write_face(plan, &mut o, &mut st, &mut h);
     let here = o.pos() as i32;
-    h.flexdescindex = here;
-    h.flexcontrollerindex = here;
-    h.flexruleindex = here;
     // IK chains, their links, then the autoplay locks (2006 SDK `write.cpp` order)
     h.ikchainindex = here;
     h.numikchains = plan.ik_chains.len() as i32;
@@ -395,8 +458,15 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
         }
     }
     o.align(4);
+    h.nummouths = plan.face.mouths.len() as i32;
+    h.mouthindex = o.pos() as i32;
+    for m in &plan.face.mouths {
+        o.put(&m.bone);
+        o.put(&m.forward);
+        o.put(&m.flexdesc);
+    }
+    o.align(4);
     let here = o.pos() as i32;
-    h.mouthindex = here;
     h.localposeparamindex = here;
     h.numlocalposeparameters = plan.anim.pose_params.len() as i32;
     for p in &plan.anim.pose_params {
@@ -408,8 +478,6 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
         o.put(&p.loop_range);
     }
     o.align(4);
-    let here = o.pos() as i32;
-    h.flexcontrolleruiindex = here;
     // meshes
     let mut meshid = 0;
     let mut k = 0;
@@ -419,13 +487,17 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
             k += 1;
             o.put_at(mat + 76, &((o.pos() - mat) as i32));
             let mut voff = 0;
+            let mut mesh_at = Vec::with_capacity(m.meshes.len());
             for mesh in &m.meshes {
                 let at = o.pos();
+                mesh_at.push(at);
                 o.put(&StudioMesh {
                     material: mesh.material as i32,
                     modelindex: mat as i32 - at as i32,
                     numvertices: mesh.vertices.len() as i32,
                     vertexoffset: voff,
+                    materialtype: mesh.material_type,
+                    materialparam: mesh.material_param,
                     meshid,
                     num_lod_vertexes: mesh.num_lod_vertexes,
                     ..Default::default()
@@ -434,7 +506,66 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
                 meshid += 1;
             }
             o.align(4);
+            o.put_at(mat + 100, &(m.eyeballs.len() as i32));
             o.put_at(mat + 104, &((o.pos() - mat) as i32));
+            for e in &m.eyeballs {
+                o.put(&StudioEyeball {
+                    bone: e.bone,
+                    org: e.org,
+                    zoffset: e.zoffset,
+                    radius: e.radius,
+                    up: e.up,
+                    forward: e.forward,
+                    iris_scale: e.iris_scale,
+                    upperflexdesc: e.upper_flexdesc,
+                    lowerflexdesc: e.lower_flexdesc,
+                    uppertarget: e.upper_target,
+                    lowertarget: e.lower_target,
+                    upperlidflexdesc: e.upper_lid_flexdesc,
+                    lowerlidflexdesc: e.lower_lid_flexdesc,
+                    ..Default::default()
+                });
+            }
+            // each mesh's flexes, then their vertex animations (2006 SDK `write.cpp` order)
+            for (mesh, &at) in m.meshes.iter().zip(&mesh_at) {
+                if mesh.flexes.is_empty() {
+                    continue;
+                }
+                o.align(4);
+                o.put_at(at + 16, &(mesh.flexes.len() as i32));
+                o.put_at(at + 20, &((o.pos() - at) as i32));
+                let flex_at: Vec<usize> = mesh
+                    .flexes
+                    .iter()
+                    .map(|f| {
+                        let fa = o.put(&f.flexdesc);
+                        for t in f.targets {
+                            o.put(&t);
+                        }
+                        o.put(&(f.anims.len() as i32));
+                        o.put(&0i32); // vertindex, below
+                        o.put(&f.flexpair);
+                        o.put(&0i32); // vertanimtype 0 (normal), unusedchar
+                        for _ in 0..6 {
+                            o.put(&0i32);
+                        }
+                        fa
+                    })
+                    .collect();
+                o.align(4);
+                for (f, &fa) in mesh.flexes.iter().zip(&flex_at) {
+                    o.put_at(fa + 24, &((o.pos() - fa) as i32));
+                    for a in &f.anims {
+                        o.put(&a.index);
+                        o.bytes.push(a.speed);
+                        o.bytes.push(a.side);
+                        for d in a.delta.iter().chain(&a.ndelta) {
+                            o.put(d);
+                        }
+                    }
+                    o.align(4);
+                }
+            }
         }
     }
     // `$includemodel` (`source-animation.md` §8.2): no label, the file under `models/`
@@ -699,14 +830,15 @@ pub fn write_vtx(plan: &SourceModel, variant: Variant, check: i32) -> Vec<u8> {
         }
     }
     let mut group_i = 0;
-    for lods in built {
+    for (lods, model) in built.iter().zip(&models) {
         for meshes in lods {
-            for groups in meshes {
+            for (groups, mesh) in meshes.iter().zip(&model.meshes) {
                 let at = o.pos();
                 o.put(&VtxMesh {
                     num_strip_groups: groups.len() as i32,
                     strip_group_header_offset: (group_start + 25 * group_i - at) as i32,
-                    flags: 0,
+                    // MESH_IS_EYES for an eyeball's mesh (`source-geometry.md` §8.2)
+                    flags: if mesh.material_type != 0 { 0x02 } else { 0 },
                 });
                 group_i += groups.len();
             }

@@ -1,0 +1,156 @@
+//! A Source model's face: flex descriptions, controllers, rules, mouths, eyeballs and the flex
+//! keys that drive vertex animation (`source-geometry.md` §6.6, the MDL v48 seed's flex
+//! tables). Built by `build::face` from the `$model` blocks; written by the Source back end.
+//!
+//! Numbering follows Valve's compiler (2006 SDK `studiomdl.cpp`): flex descriptions are one list
+//! for the whole model, made in the order the blocks name them; rules name controllers and
+//! descriptions by index.
+
+use crate::diag::FileSpan;
+
+use super::model::{MaterialId, MeshId};
+use super::skeleton::BoneId;
+
+/// Everything of the face the model has (empty when no `$model` block has one).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Face {
+    /// Flex descriptions (`mstudioflexdesc_t`): names, in Valve's order.
+    pub flex_descs: Vec<String>,
+    pub controllers: Vec<FlexController>,
+    pub rules: Vec<FlexRule>,
+    /// Indexed by the QC's mouth index (gaps are never written: Valve counts up to the largest).
+    pub mouths: Vec<Mouth>,
+    pub eyeballs: Vec<Eyeball>,
+    pub keys: Vec<FlexKey>,
+    /// The VTA files the keys use, each once.
+    pub vtas: Vec<Vta>,
+    /// The last `defaultflex` key (Valve's compiler keeps one for the model): its shape
+    /// replaces the base positions of the vertices it matches.
+    pub default_key: Option<usize>,
+}
+
+/// A loaded VTA file: its shapes by `time`, sorted, and the frame range its `skeleton` section
+/// gives (Valve's compiler numbers frames from the first skeleton `time`; a frame in the range
+/// without a shape moves nothing).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vta {
+    pub path: std::path::PathBuf,
+    pub file: crate::diag::FileId,
+    pub shapes: Vec<super::anim::Shape>,
+    pub first_time: i32,
+    pub num_frames: usize,
+    /// The body part mesh scale (the VTA's positions are multiplied by it, as the reference's).
+    pub scale: f32,
+}
+
+impl Vta {
+    /// The shape of a QC frame number (`None`: the frame moves nothing).
+    pub fn shape(&self, frame: i32) -> Option<&super::anim::Shape> {
+        let time = self.first_time.checked_add(frame)?;
+        self.shapes.iter().find(|s| s.time == time)
+    }
+
+    /// Whether `frame` is one of the file's frames.
+    pub fn has_frame(&self, frame: i32) -> bool {
+        frame >= 0 && (frame as usize) < self.num_frames || self.shape(frame).is_some()
+    }
+
+    /// The base shape (frame 0), whose positions match the reference mesh.
+    pub fn base(&self) -> Option<&super::anim::Shape> {
+        self.shape(0)
+    }
+}
+
+/// `mstudioflexcontroller_t`: a slider the game sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlexController {
+    /// The group (`eyelid`, `mouth`, `phoneme` …), stored as the controller's type.
+    pub group: String,
+    pub name: String,
+    pub min: f32,
+    pub max: f32,
+}
+
+/// One operation of a flex rule's stack program (`mstudioflexop_t`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FlexOp {
+    Const(f32),
+    /// A controller's value.
+    Fetch1(usize),
+    /// Another flex description's value (computed by an earlier rule).
+    Fetch2(usize),
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Neg,
+    Max,
+    Min,
+}
+
+/// `mstudioflexrule_t`: the value of a flex description, computed from controllers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlexRule {
+    pub flex: usize,
+    pub ops: Vec<FlexOp>,
+    pub span: FileSpan,
+}
+
+/// `mstudiomouth_t`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mouth {
+    pub bone: BoneId,
+    pub forward: [f32; 3],
+    pub flex: usize,
+    pub span: FileSpan,
+}
+
+/// An eyelid's three shapes as the eyeball stores them: the lid's description, and the
+/// (lowerer, neutral, raiser) descriptions with their targets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lid {
+    pub lid: usize,
+    pub descs: [usize; 3],
+    pub targets: [f32; 3],
+}
+
+/// `mstudioeyeball_t`, before the back end moves it into its bone's space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Eyeball {
+    pub name: String,
+    /// The body part mesh (the `$model`) it belongs to.
+    pub mesh: MeshId,
+    pub bone: BoneId,
+    /// The eye's centre in model space (reference pose), as written.
+    pub origin: [f32; 3],
+    /// The material of the eyeball's triangles.
+    pub material: MaterialId,
+    /// diameter / 2.
+    pub radius: f32,
+    /// tan(angle).
+    pub zoffset: f32,
+    /// 1 / the QC's iris scale.
+    pub iris_scale: f32,
+    pub upper: Option<Lid>,
+    pub lower: Option<Lid>,
+    pub span: FileSpan,
+}
+
+/// One flex key (`s_flexkey_t` in Valve's compiler): a VTA frame driving a description on a
+/// model's meshes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlexKey {
+    pub mesh: MeshId,
+    pub flex_desc: usize,
+    /// The left partner's description of a `flexpair` (0 otherwise, as Valve writes).
+    pub flex_pair: usize,
+    /// target0..target3: the weights at which the shape starts, peaks, holds and ends.
+    pub targets: [f32; 4],
+    /// Stereo split: 0 none; > 0 the right side (x > split fades in), < 0 the left.
+    pub split: f32,
+    pub decay: f32,
+    /// The VTA file (an index into [`Face::vtas`]) and frame.
+    pub vta: usize,
+    pub frame: i32,
+    pub span: FileSpan,
+}

@@ -1,0 +1,941 @@
+//! Faces (issue 20): flex descriptions, controllers, controller UI, rules, eyeballs and mouths,
+//! read back by an independent reader (`tests/oracle/face.py`, valvemdl plus the header's mouth
+//! table) and compared with Valve's build of `mapbase-mp-male01`, with what the QC says, and
+//! with the QC's rule expressions evaluated directly.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod source_common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use common::{corpus_dir, fresh_dir, mdlc};
+use serde_json::Value;
+
+fn male01_dir(corpus: &Path) -> PathBuf {
+    corpus.join("mapbase-mp-male01/modelsrc/player/rebels/group01/male_01")
+}
+
+fn male06_dir(corpus: &Path) -> PathBuf {
+    corpus.join("sdk-male06/sourcesdk_content/hl2/modelsrc/humans_sdk")
+}
+
+/// Builds `qc` into a fresh folder; returns the `.mdl` written (the only one).
+fn build(qc: &Path, name: &str) -> PathBuf {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faces-{name}")));
+    let out = mdlc(
+        &[
+            "build",
+            qc.to_str().unwrap(),
+            "-o",
+            "out",
+            "--color",
+            "never",
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        qc.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mdls = common::files_with_ext(&dir.join("out"), &["mdl"]);
+    assert_eq!(mdls.len(), 1, "{mdls:?}");
+    mdls[0].clone()
+}
+
+/// The face oracle's JSON, `None` when the oracle is not available (never under CI).
+fn face(mdl: &Path) -> Option<Value> {
+    let py = source_common::oracle_python()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/face.py");
+    let out = std::process::Command::new(py)
+        .arg(script)
+        .arg(mdl)
+        .output()
+        .expect("run the face oracle");
+    assert!(
+        out.status.success(),
+        "face oracle failed on {}: {}",
+        mdl.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("face oracle JSON");
+    assert_eq!(v["problems"], Value::Array(vec![]), "{}", mdl.display());
+    Some(v)
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+fn close_list(a: &Value, b: &Value, eps: f64) -> bool {
+    let (a, b) = (a.as_array().unwrap(), b.as_array().unwrap());
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (f(x) - f(y)).abs() <= eps)
+}
+
+#[test]
+fn male01_face_matches_valves_build() {
+    let Some(corpus) = corpus_dir() else { return };
+    let qc = male01_dir(&corpus).join("male_01.qc");
+    let ours = build(&qc, "male01");
+    let valve = corpus
+        .join("mapbase-mp-male01/compiled/VPKs/base_content/models/player/rebels/male_gr01_01.mdl");
+    let (Some(o), Some(v)) = (face(&ours), face(&valve)) else {
+        return;
+    };
+    source_common::oracle_check(&ours);
+    // Valve's counts, as the issue states them
+    assert_eq!(v["flexdescs"].as_array().unwrap().len(), 73);
+    assert_eq!(v["controllers"].as_array().unwrap().len(), 54);
+    assert_eq!(v["rules"].as_array().unwrap().len(), 63);
+    assert_eq!(v["mouths"].as_array().unwrap().len(), 1);
+    assert_eq!(v["eyeballs"].as_array().unwrap().len(), 2);
+    // names, order, ranges, UI records: equal
+    assert_eq!(o["flexdescs"], v["flexdescs"]);
+    assert_eq!(o["controllers"], v["controllers"]);
+    assert_eq!(o["ui"], v["ui"]);
+    assert_eq!(o["mouths"], v["mouths"]);
+    // rules: same flex, same operations; Valve leaves stale bytes in the payload of the
+    // arithmetic operations (which read none), so payloads are compared for CONST (1), FETCH1
+    // (2) and FETCH2 (3) only
+    let (or, vr) = (
+        o["rules"].as_array().unwrap(),
+        v["rules"].as_array().unwrap(),
+    );
+    assert_eq!(or.len(), vr.len());
+    for (i, (a, b)) in or.iter().zip(vr).enumerate() {
+        assert_eq!(a["flex"], b["flex"], "rule {i}");
+        let (ao, bo) = (a["ops"].as_array().unwrap(), b["ops"].as_array().unwrap());
+        assert_eq!(ao.len(), bo.len(), "rule {i}");
+        for (x, y) in ao.iter().zip(bo) {
+            assert_eq!(x["op"], y["op"], "rule {i}");
+            if (1..=3).contains(&x["op"].as_i64().unwrap()) {
+                assert_eq!(x["d"], y["d"], "rule {i}");
+            }
+        }
+    }
+    // eyeballs: bone-space values within float noise of Valve's
+    let (oe, ve) = (
+        o["eyeballs"].as_array().unwrap(),
+        v["eyeballs"].as_array().unwrap(),
+    );
+    assert_eq!(oe.len(), ve.len());
+    for (a, b) in oe.iter().zip(ve) {
+        for k in [
+            "bone",
+            "upperflexdesc",
+            "lowerflexdesc",
+            "upperlidflexdesc",
+            "lowerlidflexdesc",
+        ] {
+            assert_eq!(a[k], b[k], "{k}");
+        }
+        for k in ["org", "up", "forward", "uppertarget", "lowertarget"] {
+            assert!(close_list(&a[k], &b[k], 1e-3), "{k}: {} vs {}", a[k], b[k]);
+        }
+        for k in ["zoffset", "radius", "iris_scale"] {
+            assert!((f(&a[k]) - f(&b[k])).abs() < 1e-4, "{k}");
+        }
+    }
+    // the eyeball meshes are marked with their eyeball's index
+    let marks = |j: &Value| -> Vec<(i64, i64, i64)> {
+        j["meshes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["material"].as_i64().unwrap(),
+                    m["materialtype"].as_i64().unwrap(),
+                    m["materialparam"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(marks(&o), marks(&v));
+}
+
+// --- rules evaluated two ways ----------------------------------------------------------------
+
+/// The QC's rules (`%name = expression`, `//` comments cut) from the given files, in order.
+fn qc_rules(files: &[PathBuf]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in files {
+        let text = std::fs::read_to_string(p).unwrap();
+        for line in text.lines() {
+            let line = line.split("//").next().unwrap().trim();
+            if let Some(rest) = line.strip_prefix('%') {
+                let (name, expr) = rest.split_once('=').unwrap();
+                out.push((name.trim().to_string(), expr.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Division as the engine does it (`public/studio.cpp` RunFlexRules): 0 unless the divisor is
+/// above 0.0001.
+fn div(a: f64, b: f64) -> f64 {
+    if b > 0.0001 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// A direct evaluator of a QC expression, written for this test: `+ -` then `* /`, unary minus,
+/// parentheses, `min(a, b)`, `max(a, b)`; numbers read as `f32` like the file stores them.
+struct Direct<'a> {
+    t: Vec<String>,
+    i: usize,
+    ctrl: &'a HashMap<String, f64>,
+    flex: &'a HashMap<String, f64>,
+}
+
+impl Direct<'_> {
+    fn tokens(s: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let b: Vec<char> = s.chars().collect();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c.is_whitespace() {
+                i += 1;
+            } else if "+-*/(),".contains(c) {
+                out.push(c.to_string());
+                i += 1;
+            } else {
+                let s = i;
+                while i < b.len()
+                    && !c.is_whitespace()
+                    && !"+-*/(),".contains(b[i])
+                    && !b[i].is_whitespace()
+                {
+                    i += 1;
+                }
+                out.push(b[s..i].iter().collect());
+            }
+        }
+        out
+    }
+    fn peek(&self) -> &str {
+        self.t.get(self.i).map_or("", String::as_str)
+    }
+    fn next(&mut self) -> String {
+        self.i += 1;
+        self.t[self.i - 1].clone()
+    }
+    fn expr(&mut self) -> f64 {
+        let mut v = self.term();
+        while matches!(self.peek(), "+" | "-") {
+            let op = self.next();
+            let r = self.term();
+            v = if op == "+" { v + r } else { v - r };
+        }
+        v
+    }
+    fn term(&mut self) -> f64 {
+        let mut v = self.unary();
+        while matches!(self.peek(), "*" | "/") {
+            let op = self.next();
+            let r = self.unary();
+            v = if op == "*" { v * r } else { div(v, r) };
+        }
+        v
+    }
+    fn unary(&mut self) -> f64 {
+        if self.peek() == "-" {
+            self.next();
+            return -self.unary();
+        }
+        let t = self.next();
+        if t == "(" {
+            let v = self.expr();
+            assert_eq!(self.next(), ")");
+            return v;
+        }
+        let l = t.to_ascii_lowercase();
+        if l == "min" || l == "max" {
+            assert_eq!(self.next(), "(");
+            let a = self.expr();
+            assert_eq!(self.next(), ",");
+            let b = self.expr();
+            assert_eq!(self.next(), ")");
+            return if l == "min" { a.min(b) } else { a.max(b) };
+        }
+        if let Ok(n) = t.parse::<f32>() {
+            return n as f64;
+        }
+        if let Some(name) = t.strip_prefix('%') {
+            return self
+                .flex
+                .get(&name.to_ascii_lowercase())
+                .copied()
+                .unwrap_or(0.0);
+        }
+        *self
+            .ctrl
+            .get(&l)
+            .unwrap_or_else(|| panic!("controller {t} in the QC but not in the file"))
+    }
+}
+
+/// The engine's evaluation of a rule's operations (`public/studio.cpp` RunFlexRules).
+fn run_ops(ops: &[Value], ctrl: &[f64], dest: &[f64]) -> f64 {
+    let mut s: Vec<f64> = Vec::new();
+    for o in ops {
+        let d = o["d"].as_i64().unwrap() as usize;
+        match o["op"].as_i64().unwrap() {
+            1 => s.push(o["value"].as_f64().unwrap()),
+            2 => s.push(ctrl[d]),
+            3 => s.push(dest[d]),
+            8 => {
+                let a = s.pop().unwrap();
+                s.push(-a);
+            }
+            op => {
+                let b = s.pop().unwrap();
+                let a = s.pop().unwrap();
+                s.push(match op {
+                    4 => a + b,
+                    5 => a - b,
+                    6 => a * b,
+                    7 => div(a, b),
+                    13 => a.max(b),
+                    14 => a.min(b),
+                    _ => panic!("op {op}"),
+                });
+            }
+        }
+    }
+    assert_eq!(s.len(), 1, "a rule leaves one value");
+    s[0]
+}
+
+/// Evaluates every rule of `mdl` the engine's way and the QC's expressions directly, on 1,000
+/// random controller settings, and requires the same values.
+fn rules_agree(mdl: &Path, rule_files: &[PathBuf]) {
+    let Some(o) = face(mdl) else { return };
+    let descs: Vec<String> = o["flexdescs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_ascii_lowercase())
+        .collect();
+    let ctrls = o["controllers"].as_array().unwrap();
+    let rules = o["rules"].as_array().unwrap();
+    let written = qc_rules(rule_files);
+    assert_eq!(rules.len(), written.len(), "one rule per QC rule");
+    let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..1000 {
+        let values: Vec<f64> = ctrls
+            .iter()
+            .map(|c| {
+                let (lo, hi) = (f(&c["min"]), f(&c["max"]));
+                lo + (hi - lo) * (rng.below(10_001) as f64 / 10_000.0)
+            })
+            .collect();
+        let by_name: HashMap<String, f64> = ctrls
+            .iter()
+            .zip(&values)
+            .rev() // the first of two equal names wins
+            .map(|(c, v)| (c["name"].as_str().unwrap().to_ascii_lowercase(), *v))
+            .collect();
+        let mut dest = vec![0.0; descs.len()];
+        let mut flex: HashMap<String, f64> = HashMap::new();
+        for (r, (name, expr)) in rules.iter().zip(&written) {
+            let target = r["flex"].as_u64().unwrap() as usize;
+            assert_eq!(descs[target], name.to_ascii_lowercase());
+            let engine = run_ops(r["ops"].as_array().unwrap(), &values, &dest);
+            let mut d = Direct {
+                t: Direct::tokens(expr),
+                i: 0,
+                ctrl: &by_name,
+                flex: &flex,
+            };
+            let direct = d.expr();
+            assert_eq!(d.i, d.t.len(), "{expr}");
+            assert!(
+                (engine - direct).abs() <= 1e-9 * direct.abs().max(1.0),
+                "%{name} = {expr}: engine {engine}, direct {direct}"
+            );
+            dest[target] = engine;
+            flex.insert(name.to_ascii_lowercase(), engine);
+        }
+    }
+}
+
+#[test]
+fn male01_rules_evaluate_as_their_expressions() {
+    let Some(corpus) = corpus_dir() else { return };
+    let qc = male01_dir(&corpus).join("male_01.qc");
+    let mdl = build(&qc, "male01-rules");
+    rules_agree(&mdl, &[qc]);
+}
+
+#[test]
+fn male06_rules_evaluate_as_their_expressions() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = male06_dir(&corpus);
+    let mdl = build(&dir.join("male_sdk/male_06_sdk.qc"), "male06-rules");
+    rules_agree(
+        &mdl,
+        &[dir.join("facerules_xsi.qci"), dir.join("bodyrules_xsi.qci")],
+    );
+}
+
+/// Every controller, rule, eyeball and mouth the male06 QC (and what it includes) writes is in
+/// the file, counted from the QC text by this test.
+#[test]
+fn male06_builds_with_every_face_item_of_its_qc() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = male06_dir(&corpus);
+    let mdl = build(&dir.join("male_sdk/male_06_sdk.qc"), "male06-count");
+    let Some(o) = face(&mdl) else { return };
+    source_common::oracle_check(&mdl);
+    let mut controllers = 0;
+    let mut eyeballs = 0;
+    let mut mouths = 0;
+    for file in [
+        "male_sdk/male_06_sdk.qc",
+        "facerules_xsi.qci",
+        "bodyrules_xsi.qci",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        for line in text.lines() {
+            let words: Vec<&str> = line
+                .split("//")
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect();
+            match words.first().copied() {
+                Some("flexcontroller") => {
+                    // group, then names, `range a b` taking two numbers
+                    let mut n = 0;
+                    let mut k = 2;
+                    while k < words.len() {
+                        if words[k] == "range" {
+                            k += 3;
+                        } else {
+                            n += 1;
+                            k += 1;
+                        }
+                    }
+                    controllers += n;
+                }
+                Some("eyeball") => eyeballs += 1,
+                Some("mouth") => mouths += 1,
+                _ => {}
+            }
+        }
+    }
+    let rules = qc_rules(&[dir.join("facerules_xsi.qci"), dir.join("bodyrules_xsi.qci")]);
+    assert!(controllers > 40 && !rules.is_empty());
+    assert_eq!(o["controllers"].as_array().unwrap().len(), controllers);
+    assert_eq!(o["rules"].as_array().unwrap().len(), rules.len());
+    assert_eq!(o["eyeballs"].as_array().unwrap().len(), eyeballs);
+    assert_eq!(o["mouths"].as_array().unwrap().len(), mouths);
+    // each eyeball's mesh is marked
+    let marked = o["meshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["materialtype"] == 1)
+        .count();
+    assert_eq!(marked, eyeballs);
+}
+
+// --- a small fixture, worked out by hand ----------------------------------------------------
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face")
+}
+
+/// `testdata/source/face`: bone `head` at (0, 0, 60) turned 90° about Z, so model space maps
+/// into its space by `(x, y, z) ↦ (y − 0, −x, z − 60)`. The eyeball at (1.5, −3, 62) lies at
+/// (−3, −1.5, 2) there; up (0, 0, 1) stays (0, 0, 1); forward (0, −1, 0) becomes (−1, 0, 0);
+/// diameter 1 → radius 0.5; angle 4° → zoffset tan 4° = 0.0699268; iris scale 0.5 → 2.
+#[test]
+fn fixture_eyeball_has_the_values_worked_out_by_hand() {
+    let mdl = build(&fixture_dir().join("face.qc"), "fixture");
+    let Some(o) = face(&mdl) else { return };
+    source_common::oracle_check(&mdl);
+    let e = &o["eyeballs"][0];
+    assert_eq!(o["eyeballs"].as_array().unwrap().len(), 1);
+    assert_eq!(e["bone"], 1);
+    let want = serde_json::json!({
+        "org": [-3.0, -1.5, 2.0], "up": [0.0, 0.0, 1.0], "forward": [-1.0, 0.0, 0.0]
+    });
+    for k in ["org", "up", "forward"] {
+        assert!(close_list(&e[k], &want[k], 1e-5), "{k}: {}", e[k]);
+    }
+    assert!((f(&e["radius"]) - 0.5).abs() < 1e-6);
+    assert!((f(&e["zoffset"]) - 0.069_926_8).abs() < 1e-6);
+    assert!((f(&e["iris_scale"]) - 2.0).abs() < 1e-6);
+    // the mesh of material `eye_r` (the second texture) is eyeball 0's
+    let marks: Vec<(i64, i64, i64)> = o["meshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["material"].as_i64().unwrap(),
+                m["materialtype"].as_i64().unwrap(),
+                m["materialparam"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(marks, [(0, 0, 0), (1, 1, 0)]);
+    // the eyelid's four flexes come first (the lid, then its shapes in the order written),
+    // then `mouth`, `default`, the flex file's, the pair's R and L, the local variable
+    assert_eq!(
+        o["flexdescs"],
+        serde_json::json!([
+            "upper_r",
+            "upper_r_lowerer",
+            "upper_r_neutral",
+            "upper_r_raiser",
+            "mouth",
+            "default",
+            "smile",
+            "browR",
+            "browL",
+            "open"
+        ])
+    );
+    assert_eq!(
+        o["mouths"],
+        serde_json::json!([{"bone": 1, "forward": [0.0, 1.0, 0.0], "flexdesc": 4}])
+    );
+    assert_eq!(e["upperlidflexdesc"], 0);
+    assert_eq!(e["upperflexdesc"], serde_json::json!([1, 2, 3]));
+    assert!(close_list(
+        &e["uppertarget"],
+        &serde_json::json!([-0.3, 0.1, 0.25]),
+        1e-6
+    ));
+    assert_eq!(e["lowerlidflexdesc"], 0);
+}
+
+/// One flex of the oracle's output: (flexdesc, targets, flexpair, vertices as (position,
+/// delta, side, speed) sorted by position).
+type Flex = (i64, Vec<f64>, i64, Vec<([f64; 3], [f64; 3], f64, f64)>);
+
+fn flexes_of(o: &Value) -> Vec<Vec<Flex>> {
+    let v3 = |v: &Value| -> [f64; 3] {
+        let a = v.as_array().unwrap();
+        [f(&a[0]), f(&a[1]), f(&a[2])]
+    };
+    o["flexes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|mesh| {
+            mesh.as_array()
+                .unwrap()
+                .iter()
+                .map(|fl| {
+                    let mut verts: Vec<([f64; 3], [f64; 3], f64, f64)> = fl["verts"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| {
+                            (
+                                v3(&v["pos"]),
+                                v3(&v["delta"]),
+                                f(&v["side"]),
+                                f(&v["speed"]),
+                            )
+                        })
+                        .collect();
+                    verts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                    (
+                        fl["flexdesc"].as_i64().unwrap(),
+                        fl["targets"].as_array().unwrap().iter().map(f).collect(),
+                        fl["flexpair"].as_i64().unwrap(),
+                        verts,
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The fixture's flexes decoded from the file (positions from the VVD, half-float deltas),
+/// against face.vta worked out by hand: each moved vertex moves by its shape minus the base
+/// shape; `smile`'s speeds are each delta's length over the longest (0.25 / 0.5 → 127/255);
+/// the pair `brow` split at x = ±1 keeps full size and stores the fade as `side`: 0 at x = −2,
+/// smoothstep(0.5) = 0.5 → 127/255 at x = 0, 1 at x = 2; the eyelid's lowerer and raiser frames
+/// move the eye's top vertex by −0.2 and +0.1 (the neutral is frame 0, which moves nothing).
+#[test]
+fn fixture_flexes_move_vertices_by_the_vta_deltas() {
+    let mdl = build(&fixture_dir().join("face.qc"), "fixture-flexes");
+    let Some(o) = face(&mdl) else { return };
+    let half = 1.0 / 1024.0; // half-float precision at these sizes, with truncation
+    let got = flexes_of(&o);
+    let third = 127.0 / 255.0;
+    let want: Vec<Vec<Flex>> = vec![
+        // mesh 0 (`skin`): smile, then the pair
+        vec![
+            (
+                6,
+                vec![0.0, 1.0, 10.0, 11.0],
+                0,
+                vec![
+                    ([-2.0, -3.0, 64.0], [-0.25, 0.0, 0.0], 0.0, third),
+                    ([0.0, -3.0, 64.0], [0.0, 0.0, 0.5], 0.0, 1.0),
+                ],
+            ),
+            (
+                7,
+                vec![0.0, 1.0, 10.0, 11.0],
+                8,
+                vec![
+                    ([-2.0, -3.0, 60.0], [0.0, 0.0, 1.0], 0.0, 1.0),
+                    ([0.0, -3.0, 64.0], [0.0, 0.0, 1.0], third, 1.0),
+                    ([2.0, -3.0, 60.0], [0.0, 0.0, 1.0], 1.0, 1.0),
+                ],
+            ),
+        ],
+        // mesh 1 (`eye_r`): the eyelid's lowerer and raiser keys
+        vec![
+            (
+                0,
+                vec![-11.0, -10.0, -0.3, 0.1],
+                0,
+                vec![([1.5, -3.5, 62.5], [0.0, 0.0, -0.2], 0.0, 1.0)],
+            ),
+            (
+                0,
+                vec![0.1, 0.25, 10.0, 11.0],
+                0,
+                vec![([1.5, -3.5, 62.5], [0.0, 0.0, 0.1], 0.0, 1.0)],
+            ),
+        ],
+    ];
+    assert_eq!(got.len(), want.len());
+    for (gm, wm) in got.iter().zip(&want) {
+        assert_eq!(gm.len(), wm.len(), "{gm:?}");
+        for (g, w) in gm.iter().zip(wm) {
+            assert_eq!((g.0, g.2), (w.0, w.2));
+            assert!(
+                g.1.iter().zip(&w.1).all(|(a, b)| (a - b).abs() < 1e-6),
+                "{g:?}"
+            );
+            assert_eq!(g.3.len(), w.3.len(), "{g:?}");
+            for (gv, wv) in g.3.iter().zip(&w.3) {
+                assert_eq!(gv.0, wv.0);
+                for k in 0..3 {
+                    assert!(
+                        (gv.1[k] - wv.1[k]).abs() <= half * wv.1[k].abs().max(0.25),
+                        "{gv:?} {wv:?}"
+                    );
+                }
+                assert!(
+                    (gv.2 - wv.2).abs() < 1e-9 && (gv.3 - wv.3).abs() < 1e-9,
+                    "{gv:?} {wv:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Valve's build of male01 against ours: per mesh the same flexes in the same order (flex,
+/// targets, pair), and each moves the vertices at the same positions by the same deltas, within
+/// half-float precision (the vertices' order inside a mesh is mdlc's own).
+#[test]
+fn male01_flexes_match_valves_build() {
+    let Some(corpus) = corpus_dir() else { return };
+    let ours = build(&male01_dir(&corpus).join("male_01.qc"), "male01-flexes");
+    let valve = corpus
+        .join("mapbase-mp-male01/compiled/VPKs/base_content/models/player/rebels/male_gr01_01.mdl");
+    let (Some(o), Some(v)) = (face(&ours), face(&valve)) else {
+        return;
+    };
+    let (go, gv) = (flexes_of(&o), flexes_of(&v));
+    assert_eq!(go.len(), gv.len());
+    let mut moved = 0;
+    for (m, (a, b)) in go.iter().zip(&gv).enumerate() {
+        assert_eq!(a.len(), b.len(), "mesh {m}");
+        for (x, y) in a.iter().zip(b) {
+            assert_eq!((x.0, x.2), (y.0, y.2), "mesh {m}");
+            assert!(x.1.iter().zip(&y.1).all(|(p, q)| (p - q).abs() < 1e-6));
+            assert_eq!(x.3.len(), y.3.len(), "mesh {m} flex {}", x.0);
+            for (p, q) in x.3.iter().zip(&y.3) {
+                for k in 0..3 {
+                    assert!(
+                        (p.0[k] - q.0[k]).abs() < 1e-3,
+                        "mesh {m} flex {}: {p:?} {q:?}",
+                        x.0
+                    );
+                    let tol = 2.0 / 1024.0 * q.1[k].abs().max(0.01);
+                    assert!(
+                        (p.1[k] - q.1[k]).abs() <= tol,
+                        "mesh {m} flex {}: {p:?} {q:?}",
+                        x.0
+                    );
+                }
+                assert!((p.2 - q.2).abs() <= 1.0 / 255.0 + 1e-9, "side {p:?} {q:?}");
+                assert!((p.3 - q.3).abs() <= 1.0 / 255.0 + 1e-9, "speed {p:?} {q:?}");
+                moved += 1;
+            }
+        }
+    }
+    assert!(moved > 1000, "{moved}");
+}
+
+#[test]
+fn fixture_rules_with_every_operator_evaluate_as_written() {
+    let qc = fixture_dir().join("face.qc");
+    let mdl = build(&qc, "fixture-rules");
+    rules_agree(&mdl, &[qc]);
+}
+
+// --- errors -------------------------------------------------------------------------------------
+
+/// Builds a QC (written next to a copy of the fixture's head.smd) and returns every
+/// diagnostic as (code, line), and whether any model file was written.
+fn diagnose(qc: &str, name: &str) -> (Vec<(String, u64)>, bool) {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faces-err-{name}")));
+    std::fs::copy(fixture_dir().join("head.smd"), dir.join("head.smd")).unwrap();
+    std::fs::copy(fixture_dir().join("face.vta"), dir.join("face.vta")).unwrap();
+    std::fs::write(dir.join("f.qc"), qc).unwrap();
+    let out = mdlc(
+        &["build", "f.qc", "-o", "out", "--message-format", "json"],
+        &dir,
+    );
+    let found: Vec<(String, u64)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|d| d["severity"] != "note")
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let wrote = dir.join("out").exists()
+        && !common::files_with_ext(&dir.join("out"), &["mdl", "vvd", "vtx"]).is_empty();
+    let errors = !out.status.success();
+    assert!(errors || found.iter().all(|(c, _)| c.starts_with('W')));
+    (found, wrote)
+}
+
+fn head(block: &str) -> String {
+    format!("$modelname \"t.mdl\"\n$cdmaterials \"m\"\n$model \"head\" \"head.smd\" {{\n{block}\n}}\n$sequence idle \"head.smd\"\n")
+}
+
+#[test]
+fn face_errors_point_at_their_line_and_write_nothing() {
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, u64)]);
+    let cases: &[Case] = &[
+        (
+            "bone",
+            "eyeball \"e\" \"skull\" 0 0 60 \"eye_r\" 1 4 \"iris\" 0.5\nmouth 0 \"mouth\" \"jaw\" 0 1 0",
+            &[("E0415", 4), ("E0415", 5)],
+        ),
+        (
+            "material",
+            "eyeball \"e\" \"head\" 0 0 60 \"eye_l\" 1 4 \"iris\" 0.5",
+            &[("E0416", 4)],
+        ),
+        (
+            "controller",
+            "flexcontroller mouth smile\nlocalvar open\n%open = smile * frwn",
+            &[("E0418", 6)],
+        ),
+        (
+            "flex",
+            "flexcontroller mouth smile\n%opn = smile\nlocalvar open\n%open = %shut",
+            &[("E0419", 5), ("E0419", 7)],
+        ),
+    ];
+    let eye = "eyeball \"e\" \"head\" 1.5 -3 62 \"eye_r\" 1 4 \"iris\" 0.5\n";
+    let more: &[Case] = &[
+        (
+            "lid-range",
+            &format!("{eye}eyelid upper_r \"face.vta\" lowerer 3 -0.7 neutral 0 0.1 raiser 4 0.2 eyeball \"e\""),
+            &[("E0417", 5)],
+        ),
+        (
+            "not-vta",
+            "flexfile \"head.smd\" {\nflex \"a\" frame 1\n}",
+            &[("E0421", 4)],
+        ),
+        (
+            "frame",
+            "flexfile \"face.vta\" {\nflex \"a\" frame 1\nflex \"b\" frame 9\n}",
+            &[("E0422", 6)],
+        ),
+    ];
+    for (name, block, want) in cases.iter().chain(more) {
+        let (found, wrote) = diagnose(&head(block), name);
+        let want: Vec<(String, u64)> = want.iter().map(|(c, l)| (c.to_string(), *l)).collect();
+        assert_eq!(found, want, "{name}");
+        assert!(!wrote, "{name}: an error must leave no output");
+    }
+    // warnings: the model is written
+    let (found, wrote) = diagnose(
+        &head(&format!("{eye}eyelid upper_r \"face.vta\" lowerer 3 -0.2 neutral 0 0.1 raiser 4 0.2 eyeball \"eye\"")),
+        "no-eyeball",
+    );
+    assert_eq!(found, [("W0412".to_string(), 5)]);
+    assert!(wrote);
+    // the limit: 97 controllers
+    let names: Vec<String> = (0..97).map(|i| format!("c{i}")).collect();
+    let (found, wrote) = diagnose(
+        &head(&format!("flexcontroller g {}", names.join(" "))),
+        "limit",
+    );
+    assert_eq!(found, [("E0420".to_string(), 4)]);
+    assert!(!wrote);
+}
+
+/// A VTA whose moving vertex lies far from every mesh vertex: the motion is dropped with W0413
+/// (at the base shape); a shape moving a vertex its base shape lacks is E0421.
+#[test]
+fn vta_vertices_that_match_nothing_are_reported() {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-vta-far"));
+    std::fs::copy(fixture_dir().join("head.smd"), dir.join("head.smd")).unwrap();
+    let vta = |moved: &str| {
+        format!(
+            "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\ntime 1\nend\nvertexanimation\ntime 0\n0 0 -3 64 0 -1 0\n1 50 50 50 0 0 1\ntime 1\n{moved}\nend\n"
+        )
+    };
+    std::fs::write(dir.join("far.vta"), vta("1 50 50 51 0 0 1")).unwrap();
+    std::fs::write(dir.join("bad.vta"), vta("7 0 -3 65 0 -1 0")).unwrap();
+    for (file, want, ok) in [
+        ("far.vta", ("W0413", 11), true),
+        ("bad.vta", ("E0421", 14), false),
+    ] {
+        let qc = head(&format!("flexfile \"{file}\" {{\nflex \"a\" frame 1\n}}"));
+        std::fs::write(dir.join("f.qc"), qc).unwrap();
+        let out = mdlc(
+            &[
+                "build",
+                "f.qc",
+                "-o",
+                "out",
+                "--force",
+                "--message-format",
+                "json",
+            ],
+            &dir,
+        );
+        let found: Vec<(String, String, u64)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|d| d["severity"] != "note")
+            .map(|d| {
+                (
+                    d["code"].as_str().unwrap().to_string(),
+                    d["file"].as_str().unwrap().to_string(),
+                    d["line"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [(want.0.to_string(), file.to_string(), want.1)],
+            "{file}"
+        );
+        assert_eq!(out.status.success(), ok, "{file}");
+    }
+}
+
+/// `mdlc inspect --flex` prints the flex's vertices with their decoded deltas (the fixture's
+/// pair `brow`: three vertices moved up by 1, sides 0, 127/255, 1); an unknown name is E0655.
+#[test]
+fn inspect_flex_prints_the_deltas_of_one_flex() {
+    let mdl = build(&fixture_dir().join("face.qc"), "inspect-flex");
+    let out = mdlc(
+        &[
+            "inspect",
+            mdl.to_str().unwrap(),
+            "--flex",
+            "browr",
+            "--json",
+        ],
+        Path::new("."),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["flex"], "browR");
+    let rows = v["vertices"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let mut got: Vec<(Vec<f64>, Vec<f64>, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["pos"].as_array().unwrap().iter().map(f).collect(),
+                r["delta"].as_array().unwrap().iter().map(f).collect(),
+                f(&r["side"]),
+            )
+        })
+        .collect();
+    got.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let want = [
+        ([-2.0, -3.0, 60.0], 0.0),
+        ([0.0, -3.0, 64.0], 127.0 / 255.0),
+        ([2.0, -3.0, 60.0], 1.0),
+    ];
+    for ((pos, delta, side), (wp, ws)) in got.iter().zip(want) {
+        assert_eq!(pos, &wp.to_vec());
+        assert_eq!(delta, &vec![0.0, 0.0, 1.0]);
+        assert!((side - ws).abs() < 1e-7, "{side} {ws}");
+    }
+    let bad = mdlc(
+        &[
+            "inspect",
+            mdl.to_str().unwrap(),
+            "--flex",
+            "nose",
+            "--color",
+            "never",
+        ],
+        Path::new("."),
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("error[E0655]"));
+}
+
+/// A model without a face keeps Valve's empty-face layout (checked on Valve's build of the
+/// bunker gun, which has pose parameters): every flex index, the controller UI's too, is where
+/// the IK chains start (and the pose parameters).
+#[test]
+fn a_model_without_a_face_keeps_valves_empty_layout() {
+    let Some(corpus) = corpus_dir() else { return };
+    let ours = build(
+        &corpus.join("mapbase-bunker-gun01/modelsrc/weapons/bunker_gun01/bunker_gun01.qc"),
+        "no-face",
+    );
+    let valve = corpus.join(
+        "mapbase-bunker-gun01/compiled/VPKs/hl2_mapbase_content/models/props_combine/bunker_gun01.mdl",
+    );
+    for mdl in [ours, valve] {
+        let Some(o) = face(&mdl) else { return };
+        let h = &o["header"];
+        let i = |k: &str| h[k].as_i64().unwrap();
+        assert!(i("numlocalposeparameters") > 0);
+        for k in [
+            "flexdescindex",
+            "flexcontrollerindex",
+            "flexruleindex",
+            "flexcontrolleruiindex",
+            "mouthindex",
+            "localposeparamindex",
+        ] {
+            assert_eq!(i(k), i("ikchainindex"), "{k} of {}", mdl.display());
+        }
+        assert!(o["flexdescs"].as_array().unwrap().is_empty());
+    }
+}
