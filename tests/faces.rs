@@ -519,6 +519,9 @@ fn fixture_eyeball_has_the_values_worked_out_by_hand() {
         1e-6
     ));
     assert_eq!(e["lowerlidflexdesc"], 0);
+    // `$maxeyedeflection 20`: the engine reads a cosine (`studio.h`: "default to cos(30)")
+    let cos20 = f64::from(20f32.to_radians().cos());
+    assert!((f(&o["header"]["flMaxEyeDeflection"]) - cos20).abs() < 1e-6);
 }
 
 /// One flex of the oracle's output: (flexdesc, targets, flexpair, vertices as (position,
@@ -937,5 +940,6 @@ fn a_model_without_a_face_keeps_valves_empty_layout() {
             assert_eq!(i(k), i("ikchainindex"), "{k} of {}", mdl.display());
         }
         assert!(o["flexdescs"].as_array().unwrap().is_empty());
+        assert_eq!(f(&o["header"]["flMaxEyeDeflection"]), 0.0);
     }
 }

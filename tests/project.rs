@@ -625,6 +625,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
     p.hit_groups = vec![(Spanned::new(3, span()), s("head"))];
     p.eye_position = Some(Spanned::new([0.0, 0.0, 64.0], span()));
     p.illum_position = Some(Spanned::new([1.0, 2.0, 3.0], span()));
+    p.max_eye_deflection = Some(Spanned::new(20.0, span()));
     p.bbox = Some(Spanned::new(
         [[-16.0, -16.0, 0.0], [16.0, 16.0, 72.0]],
         span(),

@@ -307,6 +307,7 @@ impl Builder<'_> {
             pivots: refs.pivots,
             eye_position: spec.eye_position.clone(),
             illum_position: spec.illum_position.clone(),
+            max_eye_deflection: spec.max_eye_deflection.clone(),
             bbox: spec.bbox.clone(),
             cbox: spec.cbox.clone(),
             flags: spec.flags.clone(),

@@ -130,6 +130,8 @@ pub struct Model {
     /// `$eyeposition` as written (the compilers store `(-y, x, z)`).
     pub eye_position: Option<Spanned<[f32; 3]>>,
     pub illum_position: Option<Spanned<[f32; 3]>>,
+    /// `$maxeyedeflection`, degrees.
+    pub max_eye_deflection: Option<Spanned<f32>>,
     pub bbox: Option<Spanned<[[f32; 3]; 2]>>,
     pub cbox: Option<Spanned<[[f32; 3]; 2]>>,
     pub flags: Option<Spanned<i32>>,

@@ -136,6 +136,8 @@ pub struct ProjectSpec {
     pub eye_position: Option<Spanned<[f32; 3]>>,
     /// `$illumposition x y z` as written (Source).
     pub illum_position: Option<Spanned<[f32; 3]>>,
+    /// `$maxeyedeflection degrees`: how far the eyes may turn from straight ahead.
+    pub max_eye_deflection: Option<Spanned<f32>>,
     /// `$bbox` min, max.
     pub bbox: Option<Spanned<[[f32; 3]; 2]>>,
     /// `$cbox` min, max.
@@ -481,6 +483,7 @@ impl ProjectSpec {
             hit_groups: Vec::new(),
             eye_position: None,
             illum_position: None,
+            max_eye_deflection: None,
             bbox: None,
             cbox: None,
             flags: None,

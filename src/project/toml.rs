@@ -61,6 +61,7 @@ const MODEL_KEYS: &[&str] = &[
     "static_prop",
     "eye_position",
     "illum_position",
+    "max_eye_deflection",
     "bbox",
     "cbox",
     "flags",
@@ -988,6 +989,9 @@ fn read_model(cx: &mut Cx, m: &Table<'_, '_>, spec: &mut ProjectSpec) {
     });
     spec.illum_position = m.opt(cx, "illum_position", |cx, v, w| {
         vec3(cx, v, w).map(|p| cx.spanned(p, v.span()))
+    });
+    spec.max_eye_deflection = m.opt(cx, "max_eye_deflection", |cx, v, w| {
+        number(cx, v, w).map(|n| cx.spanned(n, v.span()))
     });
     spec.bbox = m.opt(cx, "bbox", bounds);
     spec.cbox = m.opt(cx, "cbox", bounds);

@@ -300,6 +300,9 @@ impl Writer<'_> {
         if let Some(p) = &s.illum_position {
             self.kv("illum_position", vec(&p.value));
         }
+        if let Some(d) = &s.max_eye_deflection {
+            self.kv("max_eye_deflection", num(d.value));
+        }
         if let Some(b) = &s.bbox {
             self.kv("bbox", list(b.value.iter().map(|v| vec(v))));
         }

@@ -1144,6 +1144,11 @@ impl<'t> Parser<'t, '_> {
                 let v = self.vec3("a coordinate")?;
                 self.spec.eye_position = Some(Spanned::new(v, t.span));
             }
+            "$maxeyedeflection" => {
+                self.usage = "$maxeyedeflection degrees";
+                let v = self.num("an angle in degrees")?;
+                self.spec.max_eye_deflection = Some(Spanned::new(v, t.span));
+            }
             "$illumposition" => {
                 self.usage = "$illumposition x y z [bone]";
                 let v = self.vec3("a coordinate")?;
@@ -1371,7 +1376,6 @@ impl<'t> Parser<'t, '_> {
             "$minlod" => (1, false, Blk::None, "$minlod lod"),
             "$constantdirectionallight" => (1, false, Blk::None, "$constantdirectionallight value"),
             "$defaultfadein" | "$defaultfadeout" => (1, false, Blk::None, "$defaultfadein seconds"),
-            "$maxeyedeflection" => (1, false, Blk::None, "$maxeyedeflection degrees"),
             "$internalname" => (1, false, Blk::None, "$internalname name"),
             "$proceduralbones" => (1, false, Blk::None, "$proceduralbones file"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),

@@ -38,6 +38,7 @@ def main(path):
     out["header"] = {k: h[k] for k in (
         "flexdescindex", "flexcontrollerindex", "flexruleindex", "flexcontrolleruiindex",
         "ikchainindex", "mouthindex", "localposeparamindex", "numlocalposeparameters")}
+    out["header"]["flMaxEyeDeflection"] = struct.unpack_from("<f", data, h.studiohdr2index + 12)[0]
     out["flexdescs"] = [d.name for d in mdl.flexdescs]
     out["controllers"] = [
         {"name": c.name, "type": c.type, "min": c.min, "max": c.max,

@@ -120,6 +120,9 @@ pub struct SourceModel {
     pub anim: AnimPlan,
     pub eye_position: [f32; 3],
     pub illum_position: [f32; 3],
+    /// `studiohdr2_t.flMaxEyeDeflection`: the cosine of the largest eye turn, 0 for the
+    /// engine's default (cos 30°, `studio.h`).
+    pub max_eye_deflection: f32,
     pub hull: ([f32; 3], [f32; 3]),
     pub view_bb: ([f32; 3], [f32; 3]),
     pub surface_prop: String,

@@ -959,6 +959,12 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             .as_ref()
             .map(|e| swap(e.value))
             .unwrap_or([0.0; 3]),
+        // `studio.h` reads the field as a cosine ("default to cos(30) if not set"); that Valve's
+        // compiler stores cos(degrees) is inferred from it, not checked against a build
+        max_eye_deflection: model
+            .max_eye_deflection
+            .as_ref()
+            .map_or(0.0, |d| d.value.to_radians().cos()),
         illum_position: model
             .illum_position
             .as_ref()

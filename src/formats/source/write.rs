@@ -609,6 +609,7 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
     }
     let src_bone = o.pos() as i32;
     o.put_at(408 + 4, &src_bone);
+    o.put_at(408 + 12, &plan.max_eye_deflection);
     st.add(348, 0, "");
     o.put_at(0, &h);
     st.finish(&mut o);
