@@ -40,6 +40,31 @@ pub fn inspect(
             return out;
         }
     };
+    // a Source collision model (no magic number: known by its extension)
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("phy"))
+    {
+        out.report.binary_files = 1;
+        match source::inspect_phy(path, &RealFs, json) {
+            Ok((text, problems)) => {
+                out.text = text;
+                for p in problems {
+                    out.report.diagnostics.push(Diagnostic::about_file(
+                        Code::InspectInvariant,
+                        p,
+                        name.clone(),
+                    ));
+                }
+            }
+            Err(e) => out.report.diagnostics.push(Diagnostic::about_file(
+                Code::InspectNotMdl,
+                format!("`{name}` cannot be read as a collision model: {e}"),
+                name,
+            )),
+        }
+        return out;
+    }
     // Source models (MDL v44-v49) go to the Source reader, which finds the VVD and VTX beside.
     let version = main
         .get(4..8)

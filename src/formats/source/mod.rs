@@ -14,6 +14,7 @@ pub mod face;
 pub mod face_read;
 pub mod math;
 pub mod model;
+pub mod phy;
 pub mod pose;
 pub mod prepare;
 pub mod read;
