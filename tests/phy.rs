@@ -111,28 +111,20 @@ fn an_independent_reader_agrees() {
         let theirs = o["solids"].as_array().unwrap();
         assert_eq!(ours.len(), theirs.len(), "{}", f.display());
         for (a, b) in ours.iter().zip(theirs) {
-            let pa: Vec<(u64, u64)> = a["pieces"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    (
-                        p["points"].as_u64().unwrap(),
-                        p["triangles"].as_u64().unwrap(),
-                    )
-                })
-                .collect();
-            let pb: Vec<(u64, u64)> = b["pieces"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| {
-                    (
-                        p["points"].as_u64().unwrap(),
-                        p["triangles"].as_u64().unwrap(),
-                    )
-                })
-                .collect();
+            let counts = |s: &Value| -> Vec<(u64, u64)> {
+                s["pieces"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        (
+                            p["points"].as_u64().unwrap(),
+                            p["triangles"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect()
+            };
+            let (pa, pb) = (counts(a), counts(b));
             assert_eq!(pa, pb, "{}", f.display());
             for k in 0..2 {
                 for i in 0..3 {

@@ -46,22 +46,13 @@ pub fn inspect(
         .is_some_and(|e| e.eq_ignore_ascii_case("phy"))
     {
         out.report.binary_files = 1;
-        match source::inspect_phy(path, &RealFs, json) {
-            Ok((text, problems)) => {
-                out.text = text;
-                for p in problems {
-                    out.report.diagnostics.push(Diagnostic::about_file(
-                        Code::InspectInvariant,
-                        p,
-                        name.clone(),
-                    ));
-                }
-            }
-            Err(e) => out.report.diagnostics.push(Diagnostic::about_file(
-                Code::InspectNotMdl,
-                format!("`{name}` cannot be read as a collision model: {e}"),
-                name,
-            )),
+        if let Some(text) = answer(
+            source::inspect_phy(path, &main, &RealFs, json),
+            &name,
+            "a collision model",
+            &mut out,
+        ) {
+            out.text = text;
         }
         return out;
     }
@@ -104,22 +95,13 @@ pub fn inspect(
     }
     if is_source {
         out.report.binary_files = 1;
-        match source::inspect(path, &RealFs, json) {
-            Ok((text, problems)) => {
-                out.text = text;
-                for p in problems {
-                    out.report.diagnostics.push(Diagnostic::about_file(
-                        Code::InspectInvariant,
-                        p,
-                        name.clone(),
-                    ));
-                }
-            }
-            Err(e) => out.report.diagnostics.push(Diagnostic::about_file(
-                Code::InspectNotMdl,
-                format!("`{name}` cannot be read as a Source model: {e}"),
-                name,
-            )),
+        if let Some(text) = answer(
+            source::inspect(path, &RealFs, json),
+            &name,
+            "a Source model",
+            &mut out,
+        ) {
+            out.text = text;
         }
         return out;
     }
@@ -297,9 +279,14 @@ fn inspect_group_file(bytes: &[u8], name: &str, json: bool, out: &mut Inspect) {
     }
 }
 
-/// The answer of a `--pose` or `--flex` query, its invariant problems reported; `None` (with
-/// the diagnostic) when the model cannot be read.
-fn answer<T>(r: Result<(T, Vec<String>), String>, name: &str, out: &mut Inspect) -> Option<T> {
+/// A reader's answer (a dump, a `--pose` or `--flex` report) with its invariant problems
+/// reported; `None` (with the diagnostic) when the file cannot be read as `what`.
+fn answer<T>(
+    r: Result<(T, Vec<String>), String>,
+    name: &str,
+    what: &str,
+    out: &mut Inspect,
+) -> Option<T> {
     match r {
         Ok((result, problems)) => {
             for p in problems {
@@ -314,7 +301,7 @@ fn answer<T>(r: Result<(T, Vec<String>), String>, name: &str, out: &mut Inspect)
         Err(e) => {
             out.report.diagnostics.push(Diagnostic::about_file(
                 Code::InspectNotMdl,
-                format!("`{name}` cannot be read as a Source model: {e}"),
+                format!("`{name}` cannot be read as {what}: {e}"),
                 name,
             ));
             None
@@ -324,7 +311,12 @@ fn answer<T>(r: Result<(T, Vec<String>), String>, name: &str, out: &mut Inspect)
 
 /// `mdlc inspect --flex` of a Source model: the flex's vertex deltas, or why not.
 fn inspect_source_flex(path: &Path, name: &str, flex: &str, json: bool, out: &mut Inspect) {
-    let Some(result) = answer(source::inspect_flex(path, &RealFs, flex, json), name, out) else {
+    let Some(result) = answer(
+        source::inspect_flex(path, &RealFs, flex, json),
+        name,
+        "a Source model",
+        out,
+    ) else {
         return;
     };
     match result {
@@ -357,7 +349,12 @@ fn inspect_source_pose(
     out: &mut Inspect,
 ) {
     use crate::formats::source::pose::PoseError;
-    let Some(result) = answer(source::inspect_pose(path, &RealFs, q, json), name, out) else {
+    let Some(result) = answer(
+        source::inspect_pose(path, &RealFs, q, json),
+        name,
+        "a Source model",
+        out,
+    ) else {
         return;
     };
     let did_you_mean = |d: Diagnostic, s: &Option<String>| match s {

@@ -96,13 +96,15 @@ pub fn inspect_flex(
     ))
 }
 
-/// `mdlc inspect x.phy`: the collision model's dump and its invariants, the checksum compared
-/// with the `.mdl` beside it when there is one.
-pub fn inspect_phy(path: &Path, fs: &dyn Fs, json: bool) -> Result<(String, Vec<String>), String> {
-    let bytes = fs
-        .read(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let p = source::phy::read_phy(&bytes)?;
+/// `mdlc inspect x.phy` (its bytes already read): the collision model's dump and its
+/// invariants, the checksum compared with the `.mdl` beside it when there is one.
+pub fn inspect_phy(
+    path: &Path,
+    bytes: &[u8],
+    fs: &dyn Fs,
+    json: bool,
+) -> Result<(String, Vec<String>), String> {
+    let p = source::phy::read_phy(bytes)?;
     let mdl_checksum = fs.read(&path.with_extension("mdl")).ok().and_then(|m| {
         m.get(8..12)
             .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))

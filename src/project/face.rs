@@ -227,13 +227,13 @@ pub fn words(text: &str, span: FileSpan, exact: bool) -> Vec<Word> {
             i += 1;
         } else if c.is_ascii_whitespace() {
             i += 1;
-        } else if text[i..].starts_with("//") {
+        } else if b[i..].starts_with(b"//") {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
             }
-        } else if text[i..].starts_with("/*") {
+        } else if b[i..].starts_with(b"/*") {
             let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
-            if text[i..end].contains('\n') {
+            if b[i..end].contains(&b'\n') {
                 line_start = true;
             }
             i = end;
@@ -268,7 +268,7 @@ pub fn words(text: &str, span: FileSpan, exact: bool) -> Vec<Word> {
                 && b[i] != b'"'
                 && b[i] != b'{'
                 && b[i] != b'}'
-                && !text[i..].starts_with("//")
+                && !b[i..].starts_with(b"//")
             {
                 i += 1;
             }
@@ -1039,4 +1039,42 @@ pub fn check_expr(toks: &[Spanned<ExprToken>]) -> Result<(), (usize, String)> {
         return Err((c.i, "expected an operator or the end of the rule".into()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::FileId;
+
+    fn span() -> FileSpan {
+        Span::new(0, 0).in_file(FileId(0))
+    }
+
+    /// Words split at ASCII bytes only, so text in any script never cuts a character.
+    #[test]
+    fn words_of_any_text_never_split_a_character() {
+        let text = "flex \"sourire\" frame 1 // été\n%é=ü*2 /* ü */ {x}\u{1F600}//";
+        let w = words(text, span(), true);
+        let t: Vec<&str> = w.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            t,
+            [
+                "flex",
+                "sourire",
+                "frame",
+                "1",
+                "%é=ü*2",
+                "{",
+                "x",
+                "}",
+                "\u{1F600}"
+            ]
+        );
+        assert!(w[4].line_start && !w[5].line_start);
+        let mut d = Vec::new();
+        let f = parse(&w, Path::new("."), &mut d);
+        // `flex` before any flexfile, `é` in a rule, the stray `x`: errors, no panic
+        assert!(!d.is_empty());
+        assert!(f.items.is_empty());
+    }
 }
