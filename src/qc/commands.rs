@@ -238,6 +238,7 @@ const COMMANDS: &[(&str, Avail)] = &[
     ("$unlockdefinebones", Avail::Later),
     ("$collapsebonesaggressive", Avail::Later),
     ("$maxeyedeflection", Avail::Later),
+    ("$flexcontrollerui", Avail::Later),
     ("$centerbonesonverts", Avail::Later),
     ("$internalname", Avail::Later),
     ("$motionrollback", Avail::Later),
@@ -1377,6 +1378,9 @@ impl<'t> Parser<'t, '_> {
             "$constantdirectionallight" => (1, false, Blk::None, "$constantdirectionallight value"),
             "$defaultfadein" | "$defaultfadeout" => (1, false, Blk::None, "$defaultfadein seconds"),
             "$internalname" => (1, false, Blk::None, "$internalname name"),
+            // a later compiler's explicit controller UI records; mdlc makes them from the
+            // controllers' names (right_/left_ pairs) as those compilers do without it
+            "$flexcontrollerui" => (0, true, Blk::A, "$flexcontrollerui name { … }"),
             "$proceduralbones" => (1, false, Blk::None, "$proceduralbones file"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
             "$forcerealign" => (5, false, Blk::None, "$forcerealign bone skip rx ry rz"),
