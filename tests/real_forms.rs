@@ -304,6 +304,57 @@ fn ik_chains_and_locks_match_valves_build_of_male01() {
     assert_eq!(j[0]["chains"].as_array().unwrap().len(), 4);
 }
 
+/// A sequence's `iklock chain pos localq` becomes an `mstudioiklock_t` of the sequence (2006 SDK
+/// `write.cpp`, the chain looked up among the `$ikchain`s by name). The SDK male's QC locks its
+/// feet in three sequences; its chains are rhand, lhand, rfoot, lfoot (0-3), so
+/// `iklock lfoot 1 1 iklock rfoot 1 1` is [(3, 1, 1), (2, 1, 1)] and `layer_Aim_all`'s
+/// `iklock rfoot 1 0 iklock lfoot 1 0` is [(2, 1, 0), (3, 1, 0)]. Read back by valvemdl.
+#[test]
+fn sequence_ik_locks_are_written_as_the_qc_gives_them() {
+    let Some(corpus) = common::corpus_dir() else {
+        return;
+    };
+    let dir = scratch("male06-iklock");
+    let qc =
+        corpus.join("sdk-male06/sourcesdk_content/hl2/modelsrc/humans_sdk/male_sdk/male_06_sdk.qc");
+    let err = build(&qc, &dir);
+    assert!(!err.contains("`iklock` is not applied"), "{err}");
+    let mdl = common::files_with_ext(&dir.join("out"), &["mdl"]);
+    let Some(o) = source_common::oracle_sequences(&mdl[0]) else {
+        return;
+    };
+    assert_eq!(
+        o["errors"]["valvemdl"],
+        Value::Array(vec![]),
+        "{}",
+        o["errors"]
+    );
+    let locks: Vec<(String, Value)> = o["valvemdl"]["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["numiklocks"] != 0)
+        .map(|s| {
+            (
+                s["label"].as_str().unwrap().to_string(),
+                s["iklocks"].clone(),
+            )
+        })
+        .collect();
+    let both = serde_json::json!([[3, 1.0, 1.0], [2, 1.0, 1.0]]);
+    assert_eq!(
+        locks,
+        [
+            ("crouch_run_all_delta".to_string(), both.clone()),
+            (
+                "layer_Aim_all".to_string(),
+                serde_json::json!([[2, 1.0, 0.0], [3, 1.0, 0.0]])
+            ),
+            ("aim_walk_all_delta".to_string(), both),
+        ]
+    );
+}
+
 /// `$animblocksize` is read and not applied: a warning with its span, and the model is built.
 #[test]
 fn anim_block_size_is_a_warning() {

@@ -75,6 +75,9 @@ def valvemdl_side(path, errors):
                     for a in s.autolayers
                 ],
                 "numiklocks": s.numiklocks,
+                "iklocks": [
+                    [k.chain, k.flPosWeight, k.flLocalQWeight] for k in s.iklocks
+                ],
                 "keyvaluesize": s.keyvaluesize,
             }
         )

@@ -382,6 +382,7 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             autolayers: Vec::new(),
             bbox: cx.rest_box,
             keyvalues: None,
+            iklocks: Vec::new(),
         });
     }
     if nodes.len() > MAX_NODES {
@@ -1405,6 +1406,7 @@ fn sequence(
             autolayers: Vec::new(),
             bbox: ([0.0; 3], [0.0; 3]),
             keyvalues: None,
+            iklocks: Vec::new(),
         });
     }
     let ids: Vec<usize> = s.animations.iter().map(|a| a.index()).collect();
@@ -1612,9 +1614,41 @@ fn sequence(
                 .unwrap_or(t);
             format!("{}\n", inner.trim())
         });
+    // `iklock chain posweight localqweight` (2006 SDK: `mstudioiklock_t` per sequence, the chain
+    // looked up by name in `$ikchain`s, an unknown one an error)
+    let mut iklocks = Vec::new();
+    for c in s
+        .extras
+        .iter()
+        .filter(|c| c.keyword.value.eq_ignore_ascii_case("iklock"))
+    {
+        let Some(name) = c.args.first() else { continue };
+        let num = |i: usize| -> f32 {
+            c.args
+                .get(i)
+                .and_then(|v| v.value.trim().parse::<f32>().ok())
+                .unwrap_or(0.0)
+        };
+        match model
+            .ik_chains
+            .iter()
+            .position(|k| k.name.eq_ignore_ascii_case(&name.value))
+        {
+            Some(chain) => iklocks.push((chain as i32, num(1), num(2))),
+            None => diags.push(unknown_name(
+                "IK chain",
+                &name.value,
+                name.span.span(),
+                model.ik_chains.iter().map(|k| k.name.as_str()),
+            )),
+        }
+    }
     for c in &s.extras {
         let k = c.keyword.value.to_ascii_lowercase();
-        if !matches!(k.as_str(), "addlayer" | "blendlayer" | "keyvalues") {
+        if !matches!(
+            k.as_str(),
+            "addlayer" | "blendlayer" | "keyvalues" | "iklock"
+        ) {
             let owner = format!("sequence `{}`", s.name.value);
             let what = format!("`{k}`");
             if !ignored.iter().any(|i| i.what == what && i.owner == owner) {
@@ -1655,6 +1689,7 @@ fn sequence(
         autolayers: Vec::new(),
         bbox: cx.rest_box,
         keyvalues,
+        iklocks,
     })
 }
 

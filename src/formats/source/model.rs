@@ -218,6 +218,9 @@ pub struct PSeq {
     pub autolayers: Vec<PAutoLayer>,
     pub bbox: ([f32; 3], [f32; 3]),
     pub keyvalues: Option<String>,
+    /// `mstudioiklock_t` of the sequence's `iklock`s: chain, position weight, local rotation
+    /// weight.
+    pub iklocks: Vec<(i32, f32, f32)>,
 }
 
 /// `mstudioposeparamdesc_t` (§6.5).

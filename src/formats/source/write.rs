@@ -254,7 +254,16 @@ fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &m
             }
         };
         o.put_at(at + 156, &((w as i64 - at as i64) as i32)); // weightlistindex
+        o.put_at(at + 164, &(s.iklocks.len() as i32)); // numiklocks
         o.put_at(at + 168, &rel(o)); // iklockindex
+        for &(chain, pos_weight, local_q_weight) in &s.iklocks {
+            o.put(&chain);
+            o.put(&pos_weight);
+            o.put(&local_q_weight);
+            for _ in 0..5 {
+                o.put(&0i32); // flags, unused[4]
+            }
+        }
         o.put_at(at + 60, &rel(o)); // animindexindex
         for &a in &s.anims {
             o.put(&a);
