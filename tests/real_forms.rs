@@ -355,6 +355,37 @@ fn sequence_ik_locks_are_written_as_the_qc_gives_them() {
     );
 }
 
+/// An `iklock` naming no `$ikchain` is E0620 at the name (Valve's compiler: "unknown chain … in
+/// sequence iklock"), with the chains in a note; nothing is written.
+#[test]
+fn an_iklock_of_an_unknown_chain_is_an_error() {
+    let dir = scratch("iklock-unknown");
+    let anim = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/anim_chain");
+    let qc = format!(
+        "$modelname \"t.mdl\"\n$cdmaterials \"m\"\n$body b \"{0}/ref.smd\"\n$ikchain arm \"hand\"\n$sequence s \"{0}/swing.smd\" iklock leg 1 1\n",
+        anim.display()
+    );
+    std::fs::write(dir.join("k.qc"), qc).unwrap();
+    let out = mdlc(
+        &["build", "k.qc", "-o", "out", "--message-format", "json"],
+        &dir,
+    );
+    assert!(!out.status.success());
+    let errors: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|d| d["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["code"], "E0620");
+    assert_eq!(errors[0]["line"], 5);
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("IK chain `leg`"));
+    assert!(!dir.join("out").join("t.mdl").exists());
+}
+
 /// `$animblocksize` is read and not applied: a warning with its span, and the model is built.
 #[test]
 fn anim_block_size_is_a_warning() {
