@@ -25,17 +25,7 @@ fn male06_dir(corpus: &Path) -> PathBuf {
 /// Builds `qc` into a fresh folder; returns the `.mdl` written (the only one).
 fn build(qc: &Path, name: &str) -> PathBuf {
     let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faces-{name}")));
-    let out = mdlc(
-        &[
-            "build",
-            qc.to_str().unwrap(),
-            "-o",
-            "out",
-            "--color",
-            "never",
-        ],
-        &dir,
-    );
+    let out = common::build_into_out(qc, &dir);
     assert!(
         out.status.success(),
         "{}: {}",
@@ -49,20 +39,7 @@ fn build(qc: &Path, name: &str) -> PathBuf {
 
 /// The face oracle's JSON, `None` when the oracle is not available (never under CI).
 fn face(mdl: &Path) -> Option<Value> {
-    let py = source_common::oracle_python()?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/face.py");
-    let out = std::process::Command::new(py)
-        .arg(script)
-        .arg(mdl)
-        .output()
-        .expect("run the face oracle");
-    assert!(
-        out.status.success(),
-        "face oracle failed on {}: {}",
-        mdl.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("face oracle JSON");
+    let v = source_common::oracle_json("face.py", mdl)?;
     assert_eq!(v["problems"], Value::Array(vec![]), "{}", mdl.display());
     Some(v)
 }

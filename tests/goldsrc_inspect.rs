@@ -186,17 +186,7 @@ fn scratch(name: &str) -> PathBuf {
 fn build(model: &str, qc: &str, test: &str) -> PathBuf {
     let dir = scratch(test);
     let qc = testdata(model).join(qc);
-    let o = mdlc(
-        &[
-            "build",
-            qc.to_str().unwrap(),
-            "-o",
-            "out",
-            "--color",
-            "never",
-        ],
-        &dir,
-    );
+    let o = common::build_into_out(&qc, &dir);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     dir

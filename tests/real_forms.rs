@@ -38,17 +38,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Builds `qc` into `dir/out`; returns stderr.
 fn build(qc: &Path, dir: &Path) -> String {
-    let out = mdlc(
-        &[
-            "build",
-            qc.to_str().unwrap(),
-            "-o",
-            "out",
-            "--color",
-            "never",
-        ],
-        dir,
-    );
+    let out = common::build_into_out(qc, dir);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{}: {err}", qc.display());
     err

@@ -66,14 +66,11 @@ pub fn inspect(
         if is_source {
             inspect_source_flex(path, &name, flex, json, &mut out);
         } else {
-            out.report.diagnostics.push(
-                Diagnostic::about_file(
-                    Code::InspectPoseNotSource,
-                    format!("`--flex` reads Source models only, and `{name}` is not one"),
-                    name.clone(),
-                )
-                .with_note("GoldSrc models have no flexes"),
-            );
+            out.report.diagnostics.push(not_source(
+                "--flex",
+                &name,
+                "GoldSrc models have no flexes",
+            ));
         }
         return out;
     }
@@ -82,14 +79,11 @@ pub fn inspect(
         if is_source {
             inspect_source_pose(path, &name, q, json, &mut out);
         } else {
-            out.report.diagnostics.push(
-                Diagnostic::about_file(
-                    Code::InspectPoseNotSource,
-                    format!("`--pose` reads Source models only, and `{name}` is not one"),
-                    name.clone(),
-                )
-                .with_note("Source models are MDL versions 44 to 49; `mdlc inspect FILE` without `--pose` dumps a GoldSrc model's animation streams"),
-            );
+            out.report.diagnostics.push(not_source(
+                "--pose",
+                &name,
+                "Source models are MDL versions 44 to 49; `mdlc inspect FILE` without `--pose` dumps a GoldSrc model's animation streams",
+            ));
         }
         return out;
     }
@@ -277,6 +271,16 @@ fn inspect_group_file(bytes: &[u8], name: &str, json: bool, out: &mut Inspect) {
             name,
         ));
     }
+}
+
+/// E0654: an option that reads Source models only, given another file.
+fn not_source(option: &str, name: &str, note: &str) -> Diagnostic {
+    Diagnostic::about_file(
+        Code::InspectPoseNotSource,
+        format!("`{option}` reads Source models only, and `{name}` is not one"),
+        name,
+    )
+    .with_note(note)
 }
 
 /// A reader's answer (a dump, a `--pose` or `--flex` report) with its invariant problems

@@ -216,6 +216,12 @@ pub fn mdlc(args: &[&str], dir: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// `mdlc build QC -o out --color never`, run in `dir` (the outputs land in `dir/out`).
+pub fn build_into_out(qc: &Path, dir: &Path) -> std::process::Output {
+    let qc = qc.to_str().expect("a UTF-8 path");
+    mdlc(&["build", qc, "-o", "out", "--color", "never"], dir)
+}
+
 /// `dir` made anew and empty (a test's scratch folder under the target directory).
 pub fn fresh_dir(dir: PathBuf) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);

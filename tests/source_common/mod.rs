@@ -162,22 +162,31 @@ pub fn oracle_python() -> Option<PathBuf> {
     }
 }
 
-/// Runs tests/oracle/check_source.py (valvemdl validate() + srctools) on an MDL; panics on
-/// any problem they report. Returns the oracle's JSON summary.
-pub fn oracle_check(mdl: &Path) -> Option<serde_json::Value> {
+/// Runs the Python oracle `tests/oracle/<script>` on `file` and returns the JSON it prints;
+/// panics when it fails. `None` when the oracles are not available (never under CI).
+pub fn oracle_json(script: &str, file: &Path) -> Option<serde_json::Value> {
     let py = oracle_python()?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/check_source.py");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/oracle")
+        .join(script);
     let out = std::process::Command::new(py)
-        .arg(script)
-        .arg(mdl)
+        .arg(path)
+        .arg(file)
         .output()
         .expect("run the oracle");
     assert!(
         out.status.success(),
-        "oracle failed: {}",
+        "{script} failed on {}: {}",
+        file.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("oracle JSON");
+    Some(serde_json::from_slice(&out.stdout).expect("oracle JSON"))
+}
+
+/// Runs tests/oracle/check_source.py (valvemdl validate() + srctools) on an MDL; panics on
+/// any problem they report. Returns the oracle's JSON summary.
+pub fn oracle_check(mdl: &Path) -> Option<serde_json::Value> {
+    let v = oracle_json("check_source.py", mdl)?;
     for k in ["valvemdl", "srctools"] {
         let problems = v[k].as_array().cloned().unwrap_or_default();
         assert!(
@@ -276,18 +285,5 @@ pub fn compile_with_ir(
 /// `{"valvemdl": {...} | null, "srctools": {...} | null, "errors": {"valvemdl": [..],
 /// "srctools": [..]}}`. `None` when the oracles are not available (never under CI).
 pub fn oracle_sequences(mdl: &Path) -> Option<serde_json::Value> {
-    let py = oracle_python()?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/sequences.py");
-    let out = std::process::Command::new(py)
-        .arg(script)
-        .arg(mdl)
-        .output()
-        .expect("run the sequences oracle");
-    assert!(
-        out.status.success(),
-        "sequences oracle failed on {}: {}",
-        mdl.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(serde_json::from_slice(&out.stdout).expect("sequences oracle JSON"))
+    oracle_json("sequences.py", mdl)
 }

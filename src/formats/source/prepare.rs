@@ -987,28 +987,28 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
 /// The VTX strip groups of every variant: `[model][lod][mesh]`, models in body part order
 /// (`source-geometry.md` §8.3–§8.4).
 fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) -> Vec<VtxStrips> {
+    let models: Vec<&PModel> = body_parts.iter().flat_map(|b| b.models.iter()).collect();
+    // which vertices move, per model and mesh: once, for every variant and LOD
+    let flexed: Vec<Vec<Vec<bool>>> = models
+        .iter()
+        .map(|m| m.meshes.iter().map(PMesh::flexed).collect())
+        .collect();
     Variant::ALL
         .into_iter()
         .map(|variant| VtxStrips {
             variant,
-            groups: body_parts
+            groups: models
                 .iter()
-                .flat_map(|b| b.models.iter())
-                .map(|m| {
+                .zip(&flexed)
+                .map(|(m, moved)| {
                     (0..num_lods)
                         .map(|l| {
                             m.meshes
                                 .iter()
-                                .map(|mesh| {
+                                .zip(moved)
+                                .map(|(mesh, moved)| {
                                     let tris = mesh.lod_tris.get(l).map_or(&[][..], Vec::as_slice);
-                                    let flexed = mesh.flexed();
-                                    strips::build(
-                                        &mesh.vertices,
-                                        tris,
-                                        &flexed,
-                                        variant,
-                                        static_prop,
-                                    )
+                                    strips::build(&mesh.vertices, tris, moved, variant, static_prop)
                                 })
                                 .collect()
                         })
