@@ -327,6 +327,24 @@ codes! {
     /// `$animblocksize` is read but no `.ani` file is written (animations stay in the `.mdl`)
     SourceAnimBlocksIgnored = "W0622", Warning;
 
+    // --- Source back end: collision models (E0660-E0679, W0660-W0679) ------------------------
+    /// a collision model has no solid: no triangles, or every piece is flat
+    PhysicsEmpty = "E0660", Error;
+    /// a collision command names a bone the collision mesh does not have, or one without a solid
+    PhysicsUnknownBone = "E0661", Error;
+    /// a concave collision model has more convex pieces than `$maxconvexpieces` allows
+    PhysicsTooManyPieces = "E0662", Error;
+    /// a solid exceeds a limit of the `.phy` format (triangles per piece, points per solid)
+    PhysicsLimit = "E0663", Error;
+    /// a collision command's argument is missing or not a number
+    PhysicsArgument = "E0664", Error;
+    /// a piece of a concave collision model is flat: the whole mesh's hull is used instead
+    PhysicsFlatPiece = "W0660", Warning;
+    /// `$automass` with a surface property whose density mdlc does not know
+    PhysicsUnknownDensity = "W0661", Warning;
+    /// more than 20 convex pieces without `$maxconvexpieces`: the whole mesh's hull is used
+    PhysicsCostly = "W0662", Warning;
+
     // --- Source inspect (E0650-E0659) ----------------------------------------------------------
     // (driver::inspect and formats::source::pose add their codes here)
     /// `mdlc inspect --pose` names no animation or sequence of the model

@@ -351,7 +351,7 @@ pub fn compile_goldsrc(
 }
 
 /// Reads a project and compiles it for Source: `<base>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`
-/// and `.sw.vtx`, where `<base>` is [`output_path`](crate::output::output_path). `None` when an error was reported.
+/// and `.sw.vtx` (and `.phy` with a collision model), where `<base>` is [`output_path`](crate::output::output_path). `None` when an error was reported.
 /// `shared`: as for [`compile_goldsrc`].
 pub fn compile_source(
     spec: &ProjectSpec,
@@ -364,7 +364,7 @@ pub fn compile_source(
     let model = crate::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = crate::output::output_path(&model, &spec.source, out_dir, diags);
     let files = crate::formats::source::compile(&model, diags)?;
-    const SUFFIXES: [&str; 5] = [".mdl", ".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx"];
+    const SUFFIXES: [&str; 6] = [".mdl", ".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx", ".phy"];
     Some(
         files
             .into_iter()

@@ -863,6 +863,8 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
         ],
         span: loc(),
     });
+    p.joint_surface_props = vec![(s("head"), s("flesh"))];
+    p.collision_text = "animatedfriction {\"animfrictionmin\" \"1.000000\"  }\n".into();
     p.not_carried = vec![s("$jigglebone \"hair\" { … }"), s("$proceduralbones x")];
     p
 }

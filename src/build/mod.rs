@@ -317,6 +317,12 @@ impl Builder<'_> {
             keyvalues: spec.keyvalues.clone(),
             header_flags: spec.header_flags.clone(),
             collision,
+            collision_text: spec.collision_text.clone(),
+            joint_surface_props: spec
+                .joint_surface_props
+                .iter()
+                .map(|(b, p)| (b.value.clone(), p.value.clone()))
+                .collect(),
             face,
         })
     }

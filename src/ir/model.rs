@@ -141,6 +141,10 @@ pub struct Model {
     pub keyvalues: Option<Spanned<String>>,
     pub header_flags: Vec<Spanned<String>>,
     pub collision: Option<Collision>,
+    /// `$collisiontext`: appended to the `.phy`'s text.
+    pub collision_text: String,
+    /// `$jointsurfaceprop`: (bone, surface property).
+    pub joint_surface_props: Vec<(String, String)>,
     /// Flexes, controllers, rules, eyeballs and mouths of the `$model` blocks (Source).
     pub face: super::face::Face,
 }
@@ -495,7 +499,8 @@ pub struct WeightList {
     pub weights: Vec<(BoneId, f32, Option<f32>)>,
 }
 
-/// The collision model: loaded and checked; the `.phy` writer comes later.
+/// The collision model as loaded: its mesh, the mesh's skeleton and the block's commands
+/// (`formats::source::physics` makes the `.phy` of it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collision {
     pub joints: bool,

@@ -187,6 +187,11 @@ pub struct ProjectSpec {
     // --- physics (written by a later issue) ----------------------------------------------------
     /// `$collisionmodel` / `$collisionjoints`.
     pub collision: Option<Collision>,
+    /// `$collisiontext { … }`: text appended to the `.phy`'s keyvalues as is.
+    pub collision_text: String,
+    /// `$jointsurfaceprop bone name`: a bone's (and its children's) surface property, for the
+    /// MDL's bones and the `.phy`'s solids.
+    pub joint_surface_props: Vec<(Spanned<String>, Spanned<String>)>,
 
     /// Commands mdlc recognises but does not carry yet: each was warned about where it was read.
     pub not_carried: Vec<Spanned<String>>,
@@ -440,8 +445,8 @@ pub struct BoneWeight {
     pub pos_weight: Option<f32>,
 }
 
-/// `$collisionmodel file { … }` / `$collisionjoints file { … }`: parsed now, written by the
-/// physics issue (a warning says the `.phy` is not written).
+/// `$collisionmodel file { … }` / `$collisionjoints file { … }`: the `.phy` collision model
+/// (`formats::source::physics`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collision {
     pub joints: bool,
@@ -505,6 +510,8 @@ impl ProjectSpec {
             ik_chains: Vec::new(),
             ik_autoplay_locks: Vec::new(),
             collision: None,
+            collision_text: String::new(),
+            joint_surface_props: Vec::new(),
             not_carried: Vec::new(),
         }
     }

@@ -72,6 +72,7 @@ const MODEL_KEYS: &[&str] = &[
 const SKELETON_KEYS: &[&str] = &[
     "root",
     "hierarchy",
+    "surfaceprops",
     "rename_bones",
     "mirror_bones",
     "always_collapse",
@@ -127,6 +128,7 @@ const HITBOX_KEYS: &[&str] = &["group", "bone", "min", "max", "name"];
 const TEXTURE_GROUP_KEYS: &[&str] = &["name", "skins"];
 const RENDER_MODE_KEYS: &[&str] = &["texture", "mode"];
 const HIERARCHY_KEYS: &[&str] = &["bone", "parent"];
+const JOINT_SURFACEPROP_KEYS: &[&str] = &["bone", "surfaceprop"];
 const PIVOT_KEYS: &[&str] = &["index", "bone"];
 const HIT_GROUP_KEYS: &[&str] = &["group", "bone"];
 const SECTION_FRAMES_KEYS: &[&str] = &["frames", "min_frames"];
@@ -184,7 +186,7 @@ const TRANSITION_KEYS: &[&str] = &["entry", "exit", "reversible"];
 const POSE_KEYS: &[&str] = &["name", "min", "max", "wrap", "loop", "widened_from"];
 const WEIGHT_LIST_KEYS: &[&str] = &["name", "weights"];
 const BONE_WEIGHT_KEYS: &[&str] = &["bone", "weight", "pos_weight"];
-const COLLISION_KEYS: &[&str] = &["file", "joints", "commands"];
+const COLLISION_KEYS: &[&str] = &["file", "joints", "commands", "text"];
 
 /// Reads a model.toml (already in `sources` as `file`); paths are relative to the TOML's folder.
 ///
@@ -920,6 +922,9 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
         let file = t.req(cx, "file", file_ref);
         let joints = t.flag(cx, "joints");
         let cmds = t.opt(cx, "commands", commands).unwrap_or_default();
+        if let Some(text) = t.opt(cx, "text", string) {
+            spec.collision_text = text.value;
+        }
         if let Some(file) = file {
             spec.collision = Some(Collision {
                 joints,
@@ -1017,6 +1022,16 @@ fn read_skeleton(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec) {
                 let bone = t.req(cx, "bone", string);
                 let parent = t.req(cx, "parent", string);
                 Some((bone?, parent?))
+            })
+        })
+        .unwrap_or_default();
+    spec.joint_surface_props = t
+        .opt(cx, "surfaceprops", |cx, v, w| {
+            array(cx, v, w, |cx, v, w| {
+                let t = table(cx, v, w, w, JOINT_SURFACEPROP_KEYS)?;
+                let bone = t.req(cx, "bone", string);
+                let prop = t.req(cx, "surfaceprop", string);
+                Some((bone?, prop?))
             })
         })
         .unwrap_or_default();

@@ -326,6 +326,7 @@ impl Writer<'_> {
     fn skeleton(&mut self, s: &ProjectSpec) {
         let any = s.root_bone.is_some()
             || !s.hierarchy.is_empty()
+            || !s.joint_surface_props.is_empty()
             || !s.rename_bones.is_empty()
             || !s.mirror_bones.is_empty()
             || !s.always_collapse.is_empty()
@@ -342,6 +343,12 @@ impl Writer<'_> {
         }
         if !s.hierarchy.is_empty() {
             self.kv("hierarchy", pair_list(&s.hierarchy, "bone", "parent"));
+        }
+        if !s.joint_surface_props.is_empty() {
+            self.kv(
+                "surfaceprops",
+                pair_list(&s.joint_surface_props, "bone", "surfaceprop"),
+            );
         }
         if !s.rename_bones.is_empty() {
             self.kv("rename_bones", pair_list(&s.rename_bones, "from", "to"));
@@ -820,6 +827,9 @@ impl Writer<'_> {
             }
             if !c.commands.is_empty() {
                 self.kv("commands", commands(&c.commands));
+            }
+            if !s.collision_text.is_empty() {
+                self.kv("text", quote(&s.collision_text));
             }
         }
     }

@@ -62,10 +62,28 @@ pub fn parse_project(
         usage: "",
         cmd_name: String::new(),
         implicit_pose: Vec::new(),
+        collision_text_at: None,
     };
     p.run();
     for (_, d) in std::mem::take(&mut p.implicit_pose) {
         p.push(d);
+    }
+    // the text only goes into a `.phy`, as the 2006 SDK writes it (`CollisionModel_Write`)
+    if p.spec.collision.is_none() {
+        if let Some(at) = p.collision_text_at.take() {
+            p.spec.collision_text.clear();
+            p.push(
+                Diagnostic::new(
+                    Code::QcNotSupported,
+                    "`$collisiontext` without `$collisionmodel` or `$collisionjoints` is ignored",
+                    at,
+                    "no collision model to add it to",
+                )
+                .with_note(
+                    "the text goes into the `.phy` file, which only a collision model makes",
+                ),
+            );
+        }
     }
     // Valve's HL1 tool looks textures up in the `$cdtexture` folders, else in `$cd` (else the
     // current folder, which is the QC's): make that fallback an explicit texture folder, so
@@ -285,6 +303,10 @@ const COLLISION_COMMANDS: &[&str] = &[
     "$jointcollide",
     "$animatedfriction",
     "$maxconvexpieces",
+    "$remove2d",
+    "$weldposition",
+    "$weldnormal",
+    "$assumeworldspace",
 ];
 
 const LOD_OPTIONS: &[&str] = &[
@@ -328,6 +350,8 @@ pub(crate) struct Parser<'t, 'd> {
     /// Pose parameters a sequence named before any `$poseparameter` did (by index in
     /// `spec.pose_parameters`), with the warning reported if none declares them later.
     implicit_pose: Vec<(usize, Diagnostic)>,
+    /// The first `$collisiontext`, for the warning when no collision model takes its text.
+    collision_text_at: Option<FileSpan>,
 }
 
 /// A Style-A block in progress (`qc-source.md` §1.3).
@@ -1348,6 +1372,14 @@ impl<'t> Parser<'t, '_> {
             "$collisionmodel" | "$collisionjoints" => {
                 self.collision(t, name == "$collisionjoints")?
             }
+            "$jointsurfaceprop" => {
+                self.usage = "$jointsurfaceprop bone name";
+                let bone = self.arg("a bone")?;
+                let prop = self.arg("a surface property")?;
+                let pair = (sp(bone.text.clone(), bone), sp(prop.text.clone(), prop));
+                self.spec.joint_surface_props.push(pair);
+            }
+            "$collisiontext" => self.collision_text(t)?,
             _ => self.not_carried(t, name)?,
         }
         Some(())
@@ -1386,7 +1418,6 @@ impl<'t> Parser<'t, '_> {
             "$forcerealign" => (5, false, Blk::None, "$forcerealign bone skip rx ry rz"),
             "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
             "$screenalign" => (2, false, Blk::None, "$screenalign bone sphere|cylinder"),
-            "$jointsurfaceprop" => (2, false, Blk::None, "$jointsurfaceprop bone name"),
             "$limitrotation" => (1, true, Blk::None, "$limitrotation bone [sequence…]"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
@@ -1398,7 +1429,6 @@ impl<'t> Parser<'t, '_> {
                 Blk::A,
                 "$fakevta name [{ appendvta file frame … }]",
             ),
-            "$collisiontext" => (0, false, Blk::B, "$collisiontext { … }"),
             "$jigglebone" => (1, false, Blk::B, "$jigglebone bone { … }"),
             // `$include`, `$definemacro` and unknown later words: the rest of the line.
             _ => (0, true, Blk::None, ""),
@@ -2131,16 +2161,43 @@ impl<'t> Parser<'t, '_> {
                 });
             }
         }
-        self.push(
-            Diagnostic::new(
-                Code::QcNotSupported,
-                format!("`{}` is read but no `.phy` file is written yet", t.text),
-                t.span,
-                "no physics model",
-            )
-            .with_note("the model is built without collision"),
-        );
         self.spec.collision = Some(c);
+        Some(())
+    }
+
+    /// `$collisiontext { … }`: text appended to the `.phy`'s keyvalues, spaced and quoted as
+    /// the 2006 SDK's `Cmd_CollisionText` does (words at the first level as written, words in
+    /// nested blocks quoted, `{` joined to what follows, ` }` and a new line after each close).
+    fn collision_text(&mut self, t: &QcToken) -> Option<()> {
+        self.usage = "$collisiontext { … }";
+        let open = self.open_brace(&t.text)?;
+        let mut text = String::new();
+        let mut level = 1usize;
+        loop {
+            let Some(w) = self.bump() else {
+                self.unclosed(open);
+                return None;
+            };
+            if is_close(w) {
+                level -= 1;
+                if level == 0 {
+                    break;
+                }
+                text.push_str(" }\n");
+            } else if is_open(w) {
+                text.push('{');
+                level += 1;
+            } else if level > 1 {
+                text.push('"');
+                text.push_str(&w.text);
+                text.push_str("\" ");
+            } else {
+                text.push_str(&w.text);
+                text.push(' ');
+            }
+        }
+        self.spec.collision_text.push_str(&text);
+        self.collision_text_at.get_or_insert(t.span);
         Some(())
     }
 

@@ -15,6 +15,8 @@ pub mod face_read;
 pub mod math;
 pub mod model;
 pub mod phy;
+pub mod phy_write;
+pub mod physics;
 pub mod pose;
 pub mod prepare;
 pub mod read;
@@ -58,6 +60,26 @@ pub fn compile(
             format!("{stem}.{}", v.extension()),
             write::write_vtx(&plan, v, check),
         ));
+    }
+    if let Some(p) = &plan.physics {
+        match phy_write::write_phy(p, check) {
+            Ok(b) => out.push((format!("{stem}.phy"), b)),
+            Err(e) => {
+                let span = model.collision.as_ref().map(|c| c.span);
+                if let Some(span) = span {
+                    diags.push(
+                        Diagnostic::new(
+                            crate::diag::Code::PhysicsLimit,
+                            format!("the collision model cannot be written: {e}"),
+                            span,
+                            "this collision model",
+                        )
+                        .with_note("simplify the collision mesh"),
+                    );
+                }
+                return None;
+            }
+        }
     }
     Some(out)
 }

@@ -133,6 +133,10 @@ pub struct SourceModel {
     /// The VTX strip groups of each variant (`.dx90`, `.dx80`, `.sw`, in [`Variant::ALL`]
     /// order): `[model][lod][mesh]`, models in body part order.
     pub strips: Vec<VtxStrips>,
+    /// The collision model, when the project has one (`$collisionmodel`/`$collisionjoints`).
+    pub physics: Option<super::physics::PhysPlan>,
+    /// Each bone's surface property (`$jointsurfaceprop`, else the model's).
+    pub bone_surface_props: Vec<String>,
 }
 
 /// One VTX variant's strip groups: `groups[model][lod][mesh]`.

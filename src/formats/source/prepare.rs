@@ -78,6 +78,12 @@ impl<'a> IntoIterator for &'a Links {
     }
 }
 
+/// The bones a vertex keeps links to after [`balance`] (the collision model counts a vertex
+/// for these bones only, as the 2006 SDK's `globalBoneweight` does).
+pub(crate) fn kept_bones(ws: &[crate::ir::Weight]) -> Vec<BoneId> {
+    balance(ws).0.iter().map(|l| l.0).collect()
+}
+
 /// 7.7 step 1: sort descending (stable), drop trailing links under 0.05 while more than one
 /// remains, keep at most 3, rescale to 1 in float. Returns the weights and the largest weight
 /// dropped (0 when nothing was).
@@ -938,6 +944,31 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         format!("mdlkeyvalue\n{{\n{}\n}}\n", inner.trim())
     });
     let strips = strip_groups(&body_parts, num_lods, static_prop);
+    // each bone's surface property: its own or its nearest ancestor's `$jointsurfaceprop`,
+    // else the model's (`GetSurfaceProp` of the 2006 SDK's studiomdl.cpp)
+    let default_prop = model
+        .surface_prop
+        .as_ref()
+        .map(|s| s.value.clone())
+        .unwrap_or_else(|| "default".into());
+    let bone_surface_props: Vec<String> = (0..bones.len())
+        .map(|i| {
+            let mut cur = Some(i);
+            while let Some(k) = cur {
+                if let Some((_, p)) = model
+                    .joint_surface_props
+                    .iter()
+                    .find(|(b, _)| b.eq_ignore_ascii_case(&bones[k].name))
+                {
+                    return p.clone();
+                }
+                cur = bones[k].parent;
+            }
+            default_prop.clone()
+        })
+        .collect();
+    let physics =
+        super::physics::plan(model, &bones, &bone_surface_props, static_prop, diags).ok()?;
     Some(SourceModel {
         name,
         static_prop,
@@ -972,15 +1003,13 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             .unwrap_or(illum_default),
         hull,
         view_bb,
-        surface_prop: model
-            .surface_prop
-            .as_ref()
-            .map(|s| s.value.clone())
-            .unwrap_or_else(|| "default".into()),
+        surface_prop: default_prop,
         contents,
         keyvalues,
         face,
         strips,
+        physics,
+        bone_surface_props,
     })
 }
 

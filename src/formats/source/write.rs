@@ -304,7 +304,8 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
         view_bbmin: plan.view_bb.0,
         view_bbmax: plan.view_bb.1,
         flags: plan.flags,
-        mass: 1.0,
+        // `write.cpp`: the collision model's total mass, 1 without one
+        mass: plan.physics.as_ref().map_or(1.0, |p| p.total_mass),
         contents: plan.contents,
         studiohdr2index: 408,
         ..Default::default()
@@ -333,10 +334,16 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
             pose_to_bone: b.pose_to_bone,
             flags: b.flags,
             contents: plan.contents,
+            physicsbone: plan
+                .physics
+                .as_ref()
+                .and_then(|p| p.bone_physics.get(i).copied())
+                .unwrap_or(0),
             ..Default::default()
         });
         st.add(field(at, 0), at, &b.name);
-        st.add(field(at, 176), at, &plan.surface_prop);
+        let prop = plan.bone_surface_props.get(i).unwrap_or(&plan.surface_prop);
+        st.add(field(at, 176), at, prop);
     }
     o.align(4);
     h.bonecontrollerindex = o.pos() as i32;
