@@ -344,6 +344,8 @@ codes! {
     PhysicsUnknownDensity = "W0661", Warning;
     /// more than 20 convex pieces without `$maxconvexpieces`: the whole mesh's hull is used
     PhysicsCostly = "W0662", Warning;
+    /// a connected part of a concave collision mesh is not convex: its hull fills its hollows
+    PhysicsPartNotConvex = "W0663", Warning;
 
     // --- Source inspect (E0650-E0659) ----------------------------------------------------------
     // (driver::inspect and formats::source::pose add their codes here)

@@ -405,6 +405,7 @@ fn diagnostics_of_collision_models() {
         ("flat_part.qc", "W0660", "$collisionmodel"),
         ("automass.qc", "W0661", "$collisionmodel"),
         ("many.qc", "W0662", "$collisionmodel"),
+        ("not_convex.qc", "W0663", "$collisionmodel"),
     ] {
         let path = Path::new(FIXTURES).join(qc);
         let (out, diags) = source_common::compile_qc(&path);

@@ -742,8 +742,10 @@ pub fn plan(
         if set.concave {
             let parts = connected_parts(c, set.weld_position, set.weld_normal);
             let mut fallback = false;
+            // parts whose hull is much larger than they are: (hull in³, part in³)
+            let mut not_convex: Vec<(f64, f64)> = Vec::new();
             for part in &parts {
-                let pts: Vec<[f64; 3]> = part.iter().map(|&p| place(p)).collect();
+                let pts: Vec<[f64; 3]> = part.points.iter().map(|&p| place(p)).collect();
                 if pts.len() <= 2 {
                     continue;
                 }
@@ -764,6 +766,21 @@ pub fn plan(
                     break;
                 }
                 if let Some(h) = convex_hull(&pts) {
+                    // the part's own volume (meaningful when it is closed): a hull more than
+                    // 10 % (and 1 in³) larger fills a hollow the part has
+                    let own: f64 = part
+                        .tris
+                        .iter()
+                        .map(|t| {
+                            let [a, b, c] = t.map(place);
+                            dot(a, cross(b, c)) / 6.0
+                        })
+                        .sum::<f64>()
+                        .abs();
+                    let hull = h.volume();
+                    if own > 0.0 && hull > own * 1.1 && hull - own > 1.0 {
+                        not_convex.push((hull, own));
+                    }
                     pieces.push(h);
                 }
             }
@@ -802,6 +819,25 @@ pub fn plan(
             }
             if fallback {
                 pieces = whole().into_iter().collect();
+            } else if let Some(&(hull, own)) = not_convex
+                .iter()
+                .max_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))
+            {
+                diags.push(
+                    Diagnostic::new(
+                        Code::PhysicsPartNotConvex,
+                        format!(
+                            "{} connected part(s) of the concave collision mesh are not convex; each becomes its convex hull",
+                            not_convex.len()
+                        ),
+                        c.span,
+                        "this collision model",
+                    )
+                    .with_note(format!(
+                        "the worst: a part of {own:.1} in³ has a hull of {hull:.1} in³, which fills its hollows; as in Valve's compiler, each part should be convex"
+                    ))
+                    .with_note("split such parts into convex ones in the collision mesh"),
+                );
             }
         } else {
             pieces.extend(whole());
@@ -1133,7 +1169,7 @@ fn sort_parents_first(solids: &mut [PhysSolid]) {
 /// `weld` inches of each other (the same position when 0) and their normals are within
 /// `angle` degrees (`BuildVertWeldTable`, `MarkConnectedMeshes`; `$weldposition`,
 /// `$weldnormal`), in the order of each part's first vertex.
-fn connected_parts(c: &Collision, weld: f32, angle: f32) -> Vec<Vec<[f32; 3]>> {
+fn connected_parts(c: &Collision, weld: f32, angle: f32) -> Vec<Part> {
     let cos = angle.to_radians().cos();
     // unique vertices by position, normal and uv, in first-use order
     let mut verts: Vec<([f32; 3], [f32; 3])> = Vec::new();
@@ -1227,19 +1263,32 @@ fn connected_parts(c: &Collision, weld: f32, angle: f32) -> Vec<Vec<[f32; 3]>> {
         }
     }
     let mut part_of: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    let mut parts: Vec<Vec<[f32; 3]>> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     for i in 0..verts.len() {
         if weld_to[i] != i {
             continue;
         }
         let r = root(&mut up, i);
         let k = *part_of.entry(r).or_insert_with(|| {
-            parts.push(Vec::new());
+            parts.push(Part::default());
             parts.len() - 1
         });
-        parts[k].push(verts[i].0);
+        parts[k].points.push(verts[i].0);
+    }
+    for t in &tri_verts {
+        let r = root(&mut up, weld_to[t[0]]);
+        if let Some(&k) = part_of.get(&r) {
+            parts[k].tris.push(t.map(|v| verts[v].0));
+        }
     }
     parts
+}
+
+/// A connected part of a concave collision mesh: its points and triangles.
+#[derive(Default)]
+struct Part {
+    points: Vec<[f32; 3]>,
+    tris: Vec<[[f32; 3]; 3]>,
 }
 
 /// Whether all points lie within `epsilon` of the plane of the first three that span one
