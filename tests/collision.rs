@@ -12,23 +12,16 @@ mod source_common;
 
 use std::path::{Path, PathBuf};
 
-use common::{corpus_dir, fresh_dir, mdlc};
+use common::{corpus_dir, mdlc};
 use serde_json::Value;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/source/physics");
 
 /// Builds `qc` into a fresh folder; returns (the `.mdl`, the `.phy`).
 fn build(qc: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("collision-{name}")));
-    let out = common::build_into_out(qc, &dir);
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        qc.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mdls = common::files_with_ext(&dir.join("out"), &["mdl"]);
-    let phys = common::files_with_ext(&dir.join("out"), &["phy"]);
+    let out = common::build_fresh(qc, &format!("collision-{name}"));
+    let mdls = common::files_with_ext(&out, &["mdl"]);
+    let phys = common::files_with_ext(&out, &["phy"]);
     assert_eq!((mdls.len(), phys.len()), (1, 1), "{mdls:?} {phys:?}");
     (mdls[0].clone(), phys[0].clone())
 }
@@ -637,6 +630,16 @@ fn joint_skip_and_root_bone() {
     assert_eq!(value(&b[1], "mass"), Some("1.000000"));
     let edit = b.iter().find(|x| x.0 == "editparams").unwrap();
     assert_eq!(value(edit, "rootname"), Some("pelvis"));
+}
+
+/// `$scale 2` before `$collisionmodel` scales the physics mesh as it scales the others: the
+/// 10-inch cube is 20 inches (8000 in³).
+#[test]
+fn scale_applies_to_the_physics_mesh() {
+    let (v, b) = text_of("scaled.qc");
+    assert_eq!(value(&b[0], "volume"), Some("8000.000000"));
+    let hi = &v["phy"]["solids"][0]["bounds_inches"][1];
+    assert!((hi[1].as_f64().unwrap() - 20.0).abs() < 1e-4, "{hi}");
 }
 
 /// `$assumeworldspace` keeps the mesh as written (x 0..10, not turned), `$masscenter 1 2 3` is

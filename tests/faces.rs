@@ -24,15 +24,8 @@ fn male06_dir(corpus: &Path) -> PathBuf {
 
 /// Builds `qc` into a fresh folder; returns the `.mdl` written (the only one).
 fn build(qc: &Path, name: &str) -> PathBuf {
-    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faces-{name}")));
-    let out = common::build_into_out(qc, &dir);
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        qc.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mdls = common::files_with_ext(&dir.join("out"), &["mdl"]);
+    let out = common::build_fresh(qc, &format!("faces-{name}"));
+    let mdls = common::files_with_ext(&out, &["mdl"]);
     assert_eq!(mdls.len(), 1, "{mdls:?}");
     mdls[0].clone()
 }

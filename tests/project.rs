@@ -861,6 +861,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
             cmd(&["$concave"]),
             cmd(&["$jointconstrain", "bone", "x", "limit", "-10", "10"]),
         ],
+        scale: 2.5,
         span: loc(),
     });
     p.joint_surface_props = vec![(s("head"), s("flesh"))];

@@ -261,8 +261,27 @@ impl Builder<'_> {
                 joints: c.joints,
                 path: l.path.clone(),
                 file: l.file,
-                mesh: l.smd.mesh.clone().unwrap_or_default(),
-                skeleton: l.smd.skeleton.clone(),
+                // scaled by the `$scale` in effect, as every mesh Valve's compiler loads
+                mesh: {
+                    let mut m = l.smd.mesh.clone().unwrap_or_default();
+                    if c.scale != 1.0 {
+                        for t in &mut m.triangles {
+                            for k in &mut t.corners {
+                                k.pos = k.pos.map(|v| v * c.scale);
+                            }
+                        }
+                    }
+                    m
+                },
+                skeleton: {
+                    let mut s = l.smd.skeleton.clone();
+                    if c.scale != 1.0 {
+                        for b in &mut s.bones {
+                            b.rest.pos = b.rest.pos.map(|v| v * c.scale);
+                        }
+                    }
+                    s
+                },
                 commands: c.commands.clone(),
                 span: loc(c.span),
             }),

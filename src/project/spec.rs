@@ -454,6 +454,9 @@ pub struct Collision {
     /// Block commands (`$mass 10`, `$concave`, `$jointconstrain bone x limit -10 10`, …) as
     /// written.
     pub commands: Vec<AnimCommand>,
+    /// `$scale` in effect when the collision model was read (Valve's compiler scales every
+    /// mesh it loads, the physics mesh too).
+    pub scale: f32,
     pub span: Loc,
 }
 

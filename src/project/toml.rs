@@ -186,7 +186,7 @@ const TRANSITION_KEYS: &[&str] = &["entry", "exit", "reversible"];
 const POSE_KEYS: &[&str] = &["name", "min", "max", "wrap", "loop", "widened_from"];
 const WEIGHT_LIST_KEYS: &[&str] = &["name", "weights"];
 const BONE_WEIGHT_KEYS: &[&str] = &["bone", "weight", "pos_weight"];
-const COLLISION_KEYS: &[&str] = &["file", "joints", "commands", "text"];
+const COLLISION_KEYS: &[&str] = &["file", "joints", "commands", "text", "scale"];
 
 /// Reads a model.toml (already in `sources` as `file`); paths are relative to the TOML's folder.
 ///
@@ -925,11 +925,13 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
         if let Some(text) = t.opt(cx, "text", string) {
             spec.collision_text = text.value;
         }
+        let scale = t.opt(cx, "scale", number).unwrap_or(1.0);
         if let Some(file) = file {
             spec.collision = Some(Collision {
                 joints,
                 file,
                 commands: cmds,
+                scale,
                 span: cx.loc(t.header.clone()),
             });
         }

@@ -825,6 +825,9 @@ impl Writer<'_> {
             if c.joints {
                 self.kv("joints", "true");
             }
+            if c.scale != 1.0 {
+                self.kv("scale", num(c.scale));
+            }
             if !c.commands.is_empty() {
                 self.kv("commands", commands(&c.commands));
             }

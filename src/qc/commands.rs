@@ -2118,6 +2118,7 @@ impl<'t> Parser<'t, '_> {
             joints,
             file: self.file_ref(f, "smd"),
             commands: Vec::new(),
+            scale: self.scale,
             span: Loc(t.span),
         };
         if let Some(open) = self.peek().filter(|b| is_open(b)) {

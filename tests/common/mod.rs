@@ -222,6 +222,20 @@ pub fn build_into_out(qc: &Path, dir: &Path) -> std::process::Output {
     mdlc(&["build", qc, "-o", "out", "--color", "never"], dir)
 }
 
+/// Builds `qc` into a fresh folder named `name` under the test target folder and returns the
+/// output folder (`<that>/out`); panics when the build fails.
+pub fn build_fresh(qc: &Path, name: &str) -> PathBuf {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(name));
+    let out = build_into_out(qc, &dir);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        qc.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join("out")
+}
+
 /// `dir` made anew and empty (a test's scratch folder under the target directory).
 pub fn fresh_dir(dir: PathBuf) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);

@@ -177,14 +177,8 @@ fn build_tree(ids: &mut [usize], centres: &[[f64; 3]]) -> Node {
     if ids.len() == 1 {
         return Node::Leaf(ids[0]);
     }
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for &i in ids.iter() {
-        for k in 0..3 {
-            lo[k] = lo[k].min(centres[i][k]);
-            hi[k] = hi[k].max(centres[i][k]);
-        }
-    }
+    let mine: Vec<[f64; 3]> = ids.iter().map(|&i| centres[i]).collect();
+    let (lo, hi) = bounds(&mine);
     let axis = (0..3)
         .max_by(|&a, &b| (hi[a] - lo[a]).total_cmp(&(hi[b] - lo[b])))
         .unwrap_or(0);
@@ -214,14 +208,7 @@ fn leaves(n: &Node, out: &mut Vec<usize>) {
 /// A node's sphere and box: the bounding box's centre, half diagonal, and each half extent as
 /// a fraction of that radius in 250ths, rounded up.
 fn node_bounds(points: &[[f64; 3]]) -> ([f64; 3], f64, [u8; 3]) {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in points {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
+    let (lo, hi) = bounds(points);
     if points.is_empty() {
         return ([0.0; 3], 0.0, [0; 3]);
     }
@@ -499,14 +486,7 @@ fn drag_axis_areas(s: &PhysSolid) -> [f64; 3] {
     const N: usize = 64;
     let pieces = ivp_pieces(s);
     let all: Vec<[f64; 3]> = pieces.iter().flat_map(|p| p.points.clone()).collect();
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in &all {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
+    let (lo, hi) = bounds(&all);
     let mut out = [1.0; 3];
     for (axis, o) in out.iter_mut().enumerate() {
         let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
@@ -569,6 +549,19 @@ fn inside_2d(h: &[[f64; 2]], q: [f64; 2]) -> bool {
         let (a, b) = (h[i], h[(i + 1) % h.len()]);
         (b[0] - a[0]) * (q[1] - a[1]) - (b[1] - a[1]) * (q[0] - a[0]) >= 0.0
     })
+}
+
+/// The smallest and largest coordinates of `points` (infinite when there are none).
+pub(crate) fn bounds(points: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in points {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    (lo, hi)
 }
 
 pub(crate) fn add(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {

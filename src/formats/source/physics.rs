@@ -653,14 +653,7 @@ pub fn plan(
         }
     };
     let long_and_thin = |pts: &[[f64; 3]]| {
-        let mut lo = [f64::INFINITY; 3];
-        let mut hi = [f64::NEG_INFINITY; 3];
-        for p in pts {
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
-            }
-        }
+        let (lo, hi) = super::phy_write::bounds(pts);
         let size = sub(hi, lo);
         let largest = (0..3)
             .max_by(|&a, &b| size[a].total_cmp(&size[b]))
