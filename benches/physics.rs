@@ -4,7 +4,7 @@
 //! Run: `cargo bench --bench physics` (best of 5; `--runs N` or `MDLC_BENCH_RUNS=N` after `--`).
 //!
 //! Sections:
-//! 1. **hulls** (`formats::source::physics::convex_hull`): points spread in a ball (few on the
+//! 1. **hulls** (`formats::source::physics::convex_hull`, exact integer quickhull): points spread in a ball (few on the
 //!    hull: 10,000, 100,000 and 1,000,000 points) and points on a sphere (all on the hull: 1,000
 //!    and 2,000);
 //! 2. **a whole build** of a generated prop whose `$concave` collision mesh is 20 separate

@@ -12,6 +12,7 @@ pub mod animcodec;
 pub mod dump;
 pub mod face;
 pub mod face_read;
+pub mod hull;
 pub mod math;
 pub mod model;
 pub mod phy;

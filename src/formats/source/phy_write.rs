@@ -452,14 +452,17 @@ fn ledge(
     b.extend_from_slice(&(tris.len() as u16).to_le_bytes());
     b.extend_from_slice(&0u16.to_le_bytes());
     for (t, tri) in tris.iter().enumerate() {
-        let pierce = (0..tris.len())
-            .filter(|&o| o != t)
-            .min_by(|&x, &y| {
-                dot(normals[t], normals[x])
-                    .total_cmp(&dot(normals[t], normals[y]))
-                    .then(x.cmp(&y))
-            })
-            .unwrap_or(0);
+        // the most opposite triangle (the first of equals): one pass, one product each
+        let n = normals[t];
+        let mut pierce = 0;
+        let mut best = f64::INFINITY;
+        for (o, m) in normals.iter().enumerate() {
+            let d = n[0] * m[0] + n[1] * m[1] + n[2] * m[2];
+            if o != t && d < best {
+                best = d;
+                pierce = o;
+            }
+        }
         let word = (t as u32 & 0xfff) | ((pierce as u32 & 0xfff) << 12);
         b.extend_from_slice(&word.to_le_bytes());
         for j in 0..3 {

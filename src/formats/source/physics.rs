@@ -1,8 +1,8 @@
 //! The collision model (`$collisionmodel`, `$collisionjoints`, `$collisiontext`): which solids a
 //! model has, their convex pieces in inches, and the keyvalues text, as the 2006 SDK's
 //! `utils/studiomdl/collisionmodel.cpp` (branch episode1) decides them. That file hands the
-//! hulls to Valve's closed vphysics; mdlc builds them itself ([`convex_hull`], with the `chull`
-//! crate's exact predicates) and [`phy_write`](super::phy_write) lays out the `.phy`.
+//! hulls to Valve's closed vphysics; mdlc builds them itself ([`convex_hull`], exact integer
+//! predicates in [`super::hull`]) and [`phy_write`](super::phy_write) lays out the `.phy`.
 //!
 //! What follows the SDK:
 //! - `$collisionmodel`: one solid named after the mesh file, its points in model space (turned
@@ -101,205 +101,15 @@ pub struct PhysPlan {
     pub bone_physics: Vec<i32>,
 }
 
-/// The convex hull of `points`, or `None` when they are fewer than 4 or flat.
-///
-/// Points are first snapped to a grid of 1/4096 inch (finer than a game needs, coarser than
-/// rounding noise). The same points always give the same hull, bit for bit: `chull` (exact predicates) finds
-/// the hull, but the order of its output and its split of flat faces into triangles change
-/// from run to run (it iterates hash sets), so its triangles are merged back into the hull's
-/// flat faces, each face is triangulated as a fan from its smallest corner, and points and
-/// triangles are put in sorted order.
+/// The convex hull of `points` (inches), or `None` when they are fewer than 4 or flat: exact
+/// and the same every time ([`super::hull`]).
 pub fn convex_hull(points: &[[f64; 3]]) -> Option<Piece> {
-    // points snapped to 1/4096 inch: the rounding noise of turning a mesh (the model's 90°,
-    // a bone's space) would otherwise make the flat sides of an exact box slightly bent, and
-    // whether such a side is one face or several would depend on it
-    let mut uniq: Vec<[f64; 3]> = points
-        .iter()
-        .map(|p| p.map(|c| (c * SNAP).round() / SNAP))
-        .collect();
-    uniq.sort_by(lex);
-    uniq.dedup();
-    if uniq.len() < 4 || uniq.iter().any(|p| p.iter().any(|c| !c.is_finite())) {
-        return None;
-    }
-    let input: Vec<Vec<f64>> = uniq.iter().map(|p| p.to_vec()).collect();
-    let hull = chull::ConvexHullWrapper::try_new(&input, None).ok()?;
-    let (verts, idx) = hull.vertices_indices();
-    let pts: Vec<[f64; 3]> = verts
-        .iter()
-        .filter_map(|v| Some([*v.first()?, *v.get(1)?, *v.get(2)?]))
-        .collect();
-    if pts.len() != verts.len() || pts.len() < 4 || idx.iter().any(|&i| i >= pts.len()) {
-        return None;
-    }
-    let scale = pts
-        .iter()
-        .flat_map(|p| p.iter().map(|c| c.abs()))
-        .fold(1.0f64, f64::max);
-    let mut centre = [0.0; 3];
-    for p in &pts {
-        centre = super::phy_write::add(centre, *p);
-    }
-    centre = super::phy_write::scale(centre, 1.0 / pts.len() as f64);
-
-    // chull's triangles, outward, with their planes
-    let mut tris: Vec<[usize; 3]> = Vec::with_capacity(idx.len() / 3);
-    let mut planes: Vec<([f64; 3], f64)> = Vec::with_capacity(idx.len() / 3);
-    for t in idx.chunks_exact(3) {
-        let (a, b, c) = (pts[t[0]], pts[t[1]], pts[t[2]]);
-        let mut n = cross(sub(b, a), sub(c, a));
-        let mut t = [t[0], t[1], t[2]];
-        if dot(n, sub(a, centre)) < 0.0 {
-            t.swap(1, 2);
-            n = super::phy_write::scale(n, -1.0);
-        }
-        let l = dot(n, n).sqrt();
-        if l == 0.0 {
-            continue;
-        }
-        let n = super::phy_write::scale(n, 1.0 / l);
-        planes.push((n, dot(n, a)));
-        tris.push(t);
-    }
-    // flat faces: triangles sharing an edge and a plane
-    let mut up: Vec<usize> = (0..tris.len()).collect();
-    fn root(up: &mut [usize], mut x: usize) -> usize {
-        while up[x] != x {
-            up[x] = up[up[x]];
-            x = up[x];
-        }
-        x
-    }
-    let mut by_edge: std::collections::HashMap<(usize, usize), usize> =
-        std::collections::HashMap::new();
-    for (i, t) in tris.iter().enumerate() {
-        for j in 0..3 {
-            by_edge.insert((t[j], t[(j + 1) % 3]), i);
-        }
-    }
-    for (i, t) in tris.iter().enumerate() {
-        for j in 0..3 {
-            let Some(&o) = by_edge.get(&(t[(j + 1) % 3], t[j])) else {
-                continue;
-            };
-            let (ni, di) = planes[i];
-            let (no, d_o) = planes[o];
-            let same =
-                (0..3).all(|k| (ni[k] - no[k]).abs() < 1e-9) && (di - d_o).abs() < 1e-9 * scale;
-            if same {
-                let (a, b) = (root(&mut up, i), root(&mut up, o));
-                up[a.max(b)] = a.min(b);
-            }
-        }
-    }
-    let mut faces: std::collections::BTreeMap<usize, Vec<usize>> =
-        std::collections::BTreeMap::new();
-    for i in 0..tris.len() {
-        let r = root(&mut up, i);
-        faces.entry(r).or_default().push(i);
-    }
-
-    // each face: its corners (a 2D hull in the face's plane), fanned from the smallest
-    let mut out_tris: Vec<[[f64; 3]; 3]> = Vec::new();
-    for members in faces.values() {
-        let mut corners: Vec<[f64; 3]> = members
-            .iter()
-            .flat_map(|&m| tris[m].iter().map(|&i| pts[i]))
-            .collect();
-        corners.sort_by(lex);
-        corners.dedup();
-        // the face's normal from its first triangle in sorted order (the same every run)
-        let mut ms: Vec<[[f64; 3]; 3]> = members.iter().map(|&m| tris[m].map(|i| pts[i])).collect();
-        ms.sort_by(|a, b| {
-            lex(&a[0], &b[0])
-                .then(lex(&a[1], &b[1]))
-                .then(lex(&a[2], &b[2]))
-        });
-        let n = ms
-            .first()
-            .map(|t| super::phy_write::normalize(cross(sub(t[1], t[0]), sub(t[2], t[0]))))?;
-        let helper = if n[0].abs() < 0.6 {
-            [1.0, 0.0, 0.0]
-        } else {
-            [0.0, 1.0, 0.0]
-        };
-        let u = super::phy_write::normalize(cross(helper, n));
-        let v = cross(n, u);
-        let flat: Vec<([f64; 2], [f64; 3])> = corners
-            .iter()
-            .map(|p| ([dot(*p, u), dot(*p, v)], *p))
-            .collect();
-        let ring = hull_ring(&flat, 1e-12 * scale * scale);
-        if ring.len() < 3 {
-            continue;
-        }
-        let first = (0..ring.len())
-            .min_by(|&a, &b| lex(&ring[a], &ring[b]))
-            .unwrap_or(0);
-        for k in 1..ring.len() - 1 {
-            let (a, b, c) = (
-                ring[first],
-                ring[(first + k) % ring.len()],
-                ring[(first + k + 1) % ring.len()],
-            );
-            out_tris.push([a, b, c]);
-        }
-    }
-    // sorted points, triangles starting at their smallest index, sorted
-    let mut points: Vec<[f64; 3]> = out_tris.iter().flatten().copied().collect();
-    points.sort_by(lex);
-    points.dedup();
-    let find = |p: &[f64; 3]| points.binary_search_by(|q| lex(q, p)).ok();
-    let mut tris = Vec::with_capacity(out_tris.len());
-    for t in &out_tris {
-        let mut t = [find(&t[0])?, find(&t[1])?, find(&t[2])?];
-        let m = (0..3).min_by_key(|&k| t[k]).unwrap_or(0);
-        t.rotate_left(m);
-        tris.push(t);
-    }
-    tris.sort_unstable();
-    let piece = Piece { points, tris };
-    (piece.volume() > 0.0).then_some(piece)
-}
-
-/// Grid steps per inch of hull points.
-const SNAP: f64 = 4096.0;
-
-fn lex(a: &[f64; 3], b: &[f64; 3]) -> std::cmp::Ordering {
-    a[0].total_cmp(&b[0])
-        .then(a[1].total_cmp(&b[1]))
-        .then(a[2].total_cmp(&b[2]))
-}
-
-/// The counter-clockwise convex outline of points in a plane (monotone chain), leaving out
-/// points on its edges (within `eps` of a straight turn); each point is carried with its 3D
-/// position, which is returned.
-fn hull_ring(p: &[([f64; 2], [f64; 3])], eps: f64) -> Vec<[f64; 3]> {
-    let mut p: Vec<&([f64; 2], [f64; 3])> = p.iter().collect();
-    p.sort_by(|a, b| a.0[0].total_cmp(&b.0[0]).then(a.0[1].total_cmp(&b.0[1])));
-    if p.len() < 3 {
-        return p.iter().map(|q| q.1).collect();
-    }
-    let turn = |o: [f64; 2], a: [f64; 2], b: [f64; 2]| {
-        (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    let h = super::hull::convex_hull(points)?;
+    let piece = Piece {
+        points: h.points,
+        tris: h.tris,
     };
-    let mut h: Vec<&([f64; 2], [f64; 3])> = Vec::with_capacity(2 * p.len());
-    for pass in 0..2 {
-        let start = h.len();
-        let items: Vec<&([f64; 2], [f64; 3])> = if pass == 0 {
-            p.clone()
-        } else {
-            p.iter().rev().copied().collect()
-        };
-        for q in items {
-            while h.len() >= start + 2 && turn(h[h.len() - 2].0, h[h.len() - 1].0, q.0) <= eps {
-                h.pop();
-            }
-            h.push(q);
-        }
-        h.pop();
-    }
-    h.iter().map(|q| q.1).collect()
+    (piece.volume() > 0.0).then_some(piece)
 }
 
 /// A collision command's settings (`ParseCollisionCommands`), defaults as the SDK's.
