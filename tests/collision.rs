@@ -529,7 +529,11 @@ fn hulls_are_deterministic_closed_and_hold_their_points() {
             // a box of grid points: its 8 corners and 2 triangles per side, no point of an
             // edge or a side among the corners (turned, the points are snapped to the 1/4096-inch
             // grid and no longer exactly in line)
-            assert_eq!((first.points.len(), first.tris.len()), (8, 12), "case {case}");
+            assert_eq!(
+                (first.points.len(), first.tris.len()),
+                (8, 12),
+                "case {case}"
+            );
         }
         for _ in 0..4 {
             let again = convex_hull(&pts).unwrap();
