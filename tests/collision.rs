@@ -681,3 +681,31 @@ fn weld_tolerances_join_parts() {
     assert_eq!(v["phy"]["solids"][0]["pieces"].as_array().unwrap().len(), 1);
     assert_eq!(value(&b[0], "volume"), Some("2000.000000"));
 }
+
+/// A collision value must be a finite number: `NaN` and `inf` (which Rust's float reader would
+/// take) are E0664 like any other word.
+#[test]
+fn non_finite_values_are_errors() {
+    for word in ["NaN", "inf", "-inf"] {
+        let dir = source_common::tmp(
+            "collision",
+            &format!("nonfinite-{}", word.replace('-', "m")),
+        );
+        std::fs::copy(Path::new(FIXTURES).join("cube.smd"), dir.join("cube.smd")).unwrap();
+        let qc = dir.join("p.qc");
+        std::fs::write(
+            &qc,
+            format!(
+                "$modelname \"physics/p.mdl\"\n$body body \"cube.smd\"\n$sequence idle \"cube.smd\"\n\
+                 $collisionmodel \"cube.smd\" {{\n $mass {word}\n}}\n"
+            ),
+        )
+        .unwrap();
+        let (out, diags) = source_common::compile_qc(&qc);
+        assert!(out.is_none(), "{word}");
+        assert!(
+            diags.iter().any(|d| d.code.as_str() == "E0664"),
+            "{word}: {diags:?}"
+        );
+    }
+}

@@ -150,7 +150,8 @@ struct Constraint<'a> {
 }
 
 fn number(s: &Spanned<String>, diags: &mut Vec<Diagnostic>) -> Option<f32> {
-    match s.value.trim().parse::<f32>().ok() {
+    // (Rust reads "NaN" and "inf" as numbers; a collision value must be finite)
+    match s.value.trim().parse::<f32>().ok().filter(|v| v.is_finite()) {
         Some(v) => Some(v),
         None => {
             diags.push(Diagnostic::new(
