@@ -163,6 +163,14 @@ fn corpus_collision_models_match_valves() {
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
             let pieces = |s: &Value| s["pieces"].as_array().unwrap().len();
             assert_eq!(pieces(x), pieces(y), "{name} solid {i}: pieces");
+            // drag areas: sampled by mdlc, ray-cast by Valve; within 0.07 (docs/formats/phy.md)
+            for c in 0..3 {
+                let (p, q) = (
+                    x["drag_axis_areas"][c].as_f64().unwrap(),
+                    y["drag_axis_areas"][c].as_f64().unwrap(),
+                );
+                assert!((p - q).abs() <= 0.07, "{name} solid {i}: drag {p} vs {q}");
+            }
             for k in 0..2 {
                 for c in 0..3 {
                     let (p, q) = (
