@@ -320,6 +320,8 @@ codes! {
     SourceEventFrame = "E0621", Error;
     /// the model exceeds a limit of the animation side (pose parameters, nodes, events, option length)
     SourceAnimLimit = "E0622", Error;
+    /// `calcblend` measures no change of its attachment across the blend
+    SourceCalcBlendFailed = "E0623", Error;
     /// an animation or sequence option is read but not applied yet
     SourceAnimCommandIgnored = "W0620", Warning;
     /// an event's frame is negative (written as a negative cycle, which never fires)

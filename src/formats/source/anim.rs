@@ -43,6 +43,8 @@ pub struct Context<'a> {
     pub static_prop: bool,
     pub body_parts: &'a [PBodyPart],
     pub hitbox_sets: &'a [PHitboxSet],
+    /// For `calcblend`.
+    pub attachments: &'a [super::model::PAttachment],
     /// The rest-pose box (model space, after the +90° turn), used for one-frame static props and
     /// for delta sequences.
     pub rest_box: ([f32; 3], [f32; 3]),
@@ -1466,11 +1468,57 @@ fn sequence(
             )),
         }
     }
+    // `calcblend param attachment motion`: the blend's values measured from the attachment
+    // (2006 SDK `CalcPoseParameters`)
+    let mut measured: [Option<Vec<f32>>; 2] = [None, None];
+    for c in s
+        .extras
+        .iter()
+        .filter(|c| c.keyword.value.eq_ignore_ascii_case("calcblend"))
+    {
+        let axis = usize::from(paramindex[0] != -1);
+        if axis >= 2 || paramindex[axis] != -1 {
+            continue;
+        }
+        let Some(values) = calc_blend(model, s, c, &ids, groupsize, axis, anims, cx, diags) else {
+            continue;
+        };
+        let (Some(&first_v), Some(&last_v)) = (values.first(), values.last()) else {
+            continue;
+        };
+        let Some(param) = c.args.first() else {
+            continue;
+        };
+        match pose_params
+            .iter()
+            .position(|p| p.name.eq_ignore_ascii_case(&param.value))
+        {
+            Some(p) => {
+                paramindex[axis] = p as i32;
+                paramstart[axis] = first_v;
+                paramend[axis] = last_v;
+                let pp = &mut pose_params[p];
+                pp.start = pp.start.min(first_v).min(last_v);
+                pp.end = pp.end.max(first_v).max(last_v);
+                measured[axis] = Some(values);
+            }
+            None => diags.push(unknown_name(
+                "pose parameter",
+                &param.value,
+                param.span.span(),
+                pose_params.iter().map(|p| p.name.as_str()),
+            )),
+        }
+    }
     let mut posekeys = Vec::new();
     if groupsize[0] > 1 || groupsize[1] > 1 {
         for axis in 0..2 {
             let n = groupsize[axis];
             for k in 0..n {
+                if let Some(v) = measured[axis].as_ref().and_then(|m| m.get(k as usize)) {
+                    posekeys.push(*v);
+                    continue;
+                }
                 let t = if n > 1 {
                     k as f32 / (n - 1) as f32
                 } else {
@@ -1647,7 +1695,14 @@ fn sequence(
         let k = c.keyword.value.to_ascii_lowercase();
         if !matches!(
             k.as_str(),
-            "addlayer" | "blendlayer" | "keyvalues" | "iklock"
+            "addlayer"
+                | "blendlayer"
+                | "keyvalues"
+                | "iklock"
+                | "calcblend"
+                | "blendref"
+                | "blendcomp"
+                | "blendcenter"
         ) {
             let owner = format!("sequence `{}`", s.name.value);
             let what = format!("`{k}`");
@@ -1697,6 +1752,138 @@ fn sequence(
 fn leading_int(s: &str) -> Option<i32> {
     let d: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
     d.parse().ok()
+}
+
+/// The values of one `calcblend` along blend axis `axis`, as the 2006 SDK's
+/// `CalcPoseParameters` measures them: the attachment's place in frame 0 of the reference
+/// animation (`blendref`, else the model's first) is "zero"; each animation along the axis
+/// (the other axis at `blendcenter`'s place, else its middle), applied on the comparison
+/// animation (`blendcomp`, else the reference) when it is a delta, moves the attachment, and
+/// the motion's component (`X`/`Y`/`Z` in inches, `XR`/`YR`/`ZR` in degrees) is the value.
+#[allow(clippy::too_many_arguments)]
+fn calc_blend(
+    model: &Model,
+    s: &Seq,
+    c: &crate::ir::written::AnimCommand,
+    ids: &[usize],
+    groupsize: [i32; 2],
+    axis: usize,
+    anims: &[PAnim],
+    cx: &Context,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<f32>> {
+    let (Some(_), Some(att_name), Some(control)) = (c.args.first(), c.args.get(1), c.args.get(2))
+    else {
+        return None;
+    };
+    let Some(att) = cx
+        .attachments
+        .iter()
+        .find(|a| a.name.eq_ignore_ascii_case(&att_name.value))
+    else {
+        diags.push(unknown_name(
+            "attachment",
+            &att_name.value,
+            att_name.span.span(),
+            cx.attachments.iter().map(|a| a.name.as_str()),
+        ));
+        return None;
+    };
+    let named = |kw: &str, diags: &mut Vec<Diagnostic>| -> Option<Option<usize>> {
+        let Some(c) = s
+            .extras
+            .iter()
+            .find(|c| c.keyword.value.eq_ignore_ascii_case(kw))
+        else {
+            return Some(None);
+        };
+        let name = c.args.first()?;
+        match find_anim(model, &name.value, anims.len()) {
+            Some(i) => Some(Some(i)),
+            None => {
+                diags.push(unknown_anim(model, name));
+                None
+            }
+        }
+    };
+    let reference = named("blendref", diags)?.unwrap_or(0);
+    let compare = named("blendcomp", diags)?.unwrap_or(reference);
+    let center = named("blendcenter", diags)?;
+    let (Some(ref_anim), Some(cmp_anim), Some(first)) =
+        (anims.get(reference), anims.get(compare), anims.first())
+    else {
+        return None;
+    };
+    let attach =
+        |world: &[M34]| -> Option<M34> { Some(math::mul(world.get(att.bone)?, &att.local)) };
+    let mid = attach(&frame0_world(ref_anim, first, cx))?;
+    let to_mid = math::invert(&mid);
+    // the other axis's place: where `blendcenter` stands in the grid, else its middle
+    let width = groupsize[0].max(1) as usize;
+    let mut at = [0usize; 2];
+    match center.and_then(|a| ids.iter().position(|&i| i == a)) {
+        Some(k) => at = [k % width, k / width],
+        None => at[1 - axis] = groupsize[1 - axis].max(1) as usize / 2,
+    }
+    let n = groupsize[axis].max(1) as usize;
+    let mut values = Vec::with_capacity(n);
+    for m in 0..n {
+        at[axis] = m;
+        let anim = anims.get(*ids.get(at[1] * width + at[0])?)?;
+        let rel = math::mul(&to_mid, &attach(&frame0_world(anim, cmp_anim, cx))?);
+        let angles = math::to_euler(&rel);
+        let pos = [rel[0][3], rel[1][3], rel[2][3]];
+        values.push(match control.value.to_ascii_uppercase().as_str() {
+            "X" => pos[0],
+            "Y" => pos[1],
+            "Z" => pos[2],
+            "XR" => angles[0].to_degrees(),
+            "YR" => angles[1].to_degrees(),
+            "ZR" => angles[2].to_degrees(),
+            _ => 0.0,
+        });
+    }
+    let (start, end) = (*values.first()?, *values.last()?);
+    if (start - end).abs() < 0.01 {
+        diags.push(
+            Diagnostic::new(
+                Code::SourceCalcBlendFailed,
+                format!(
+                    "`calcblend` of sequence `{}` measures no change: `{}` moves by {:.4} in `{}` across the blend",
+                    s.name.value, att_name.value, end - start, control.value
+                ),
+                c.keyword.span.span(),
+                "nothing to blend over",
+            )
+            .with_note("Valve's compiler stops the same way (\"calcblend failed\"): the attachment must move along the chosen motion between the first and last animation"),
+        );
+        return None;
+    }
+    Some(values)
+}
+
+/// Each bone's model-space matrix in frame 0 of `anim`; a delta animation is applied on frame 0
+/// of `base` with its bone weights (2006 SDK `CalcBoneTransforms`).
+fn frame0_world(anim: &PAnim, base: &PAnim, cx: &Context) -> Vec<M34> {
+    let nb = cx.bones.len();
+    let mut world: Vec<M34> = Vec::with_capacity(nb);
+    for (k, bone) in cx.bones.iter().enumerate() {
+        let own = anim.frames.get(k).copied().unwrap_or_default();
+        let local = if anim.flags & DELTA == 0 {
+            math::from_euler(own.rot, own.pos)
+        } else {
+            let b = base.frames.get(k).copied().unwrap_or_default();
+            let w = anim.weights.get(k).copied().unwrap_or(1.0);
+            let q = quat::ma(math::euler_quat(b.rot), w, math::euler_quat(own.rot));
+            math::from_euler(quat::euler(q), math::add(b.pos, math::scale(own.pos, w)))
+        };
+        let w = match bone.parent.and_then(|p| world.get(p)) {
+            Some(pw) => math::mul(pw, &local),
+            None => local,
+        };
+        world.push(w);
+    }
+    world
 }
 
 /// `addlayer` / `blendlayer` of one sequence (§6.7).

@@ -661,10 +661,20 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         local[0][3] = a.position[0];
         local[1][3] = a.position[1];
         local[2][3] = a.position[2];
+        // `absolute`: the place is given in the model's rest space, not the bone's (2006 SDK
+        // `simplify.cpp`: world = local, then local = poseToBone × world)
+        let absolute = a.flags.iter().any(|f| f.value == "absolute");
         if static_prop {
-            let world = math::mul(&ir_world[a.bone.index()], &local);
+            // a static prop's one bone is the model, turned as its meshes are
+            let world = if absolute {
+                local
+            } else {
+                math::mul(&ir_world[a.bone.index()], &local)
+            };
             let rz = math::from_euler([0.0, 0.0, std::f32::consts::FRAC_PI_2], [0.0; 3]);
             local = math::mul(&rz, &world);
+        } else if absolute {
+            local = math::mul(&bones[bone].pose_to_bone, &local);
         }
         set(&mut flags, bone, 0x200);
         attachments.push(PAttachment {
@@ -859,6 +869,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             static_prop,
             body_parts: &body_parts,
             hitbox_sets: &hitbox_sets,
+            attachments: &attachments,
             rest_box,
         },
         diags,

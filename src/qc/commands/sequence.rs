@@ -664,9 +664,15 @@ impl<'t> Parser<'t, '_> {
         for b in &seq.blends {
             named.push(&b.param);
         }
-        // (`calcblend` makes one too in Valve's compiler, which then computes its range from
-        // an attachment; mdlc does not apply `calcblend` yet, W0620, and makes no parameter
-        // whose range it cannot compute)
+        // (`calcblend` makes one too; its range is measured from an attachment when the model
+        // is built)
+        for c in seq
+            .extras
+            .iter()
+            .filter(|c| c.keyword.value.eq_ignore_ascii_case("calcblend"))
+        {
+            named.extend(c.args.first());
+        }
         for c in seq
             .extras
             .iter()
