@@ -15,16 +15,7 @@ use serde_json::Value;
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/source/calcblend");
 
 fn inspect(mdl: &Path) -> Value {
-    let out = common::mdlc(
-        &["inspect", "--json", mdl.to_str().unwrap()],
-        Path::new("."),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<Value>(&out.stdout).unwrap()["mdl"].clone()
+    common::inspect_json(mdl)["mdl"].clone()
 }
 
 fn f(v: &Value) -> f64 {

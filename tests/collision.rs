@@ -12,7 +12,7 @@ mod source_common;
 
 use std::path::{Path, PathBuf};
 
-use common::{corpus_dir, mdlc};
+use common::corpus_dir;
 use serde_json::Value;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/source/physics");
@@ -27,17 +27,7 @@ fn build(qc: &Path, name: &str) -> (PathBuf, PathBuf) {
 }
 
 fn inspect(path: &Path) -> Value {
-    let out = mdlc(
-        &["inspect", "--json", path.to_str().unwrap()],
-        Path::new("."),
-    );
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::inspect_json(path)
 }
 
 /// A text block: its name and its (key, value) lines.

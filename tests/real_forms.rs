@@ -56,16 +56,7 @@ fn codes(stderr: &str) -> Vec<String> {
 }
 
 fn inspect_json(mdl: &Path) -> Value {
-    let out = mdlc(
-        &["inspect", "--json", mdl.to_str().unwrap()],
-        Path::new("."),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::inspect_json(mdl)
 }
 
 /// The `cycle` of each event of a JSON list.

@@ -216,6 +216,21 @@ pub fn mdlc(args: &[&str], dir: &Path) -> std::process::Output {
         .unwrap()
 }
 
+/// `mdlc inspect --json FILE`, parsed; panics when inspect fails.
+pub fn inspect_json(file: &Path) -> serde_json::Value {
+    let out = mdlc(
+        &["inspect", "--json", file.to_str().unwrap()],
+        Path::new("."),
+    );
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// `mdlc build QC -o out --color never`, run in `dir` (the outputs land in `dir/out`).
 pub fn build_into_out(qc: &Path, dir: &Path) -> std::process::Output {
     let qc = qc.to_str().expect("a UTF-8 path");
