@@ -667,16 +667,24 @@ fn tables<'t, 'i>(cx: &mut Cx, v: &'t V<'i>, key: &str, allowed: &[&str]) -> Vec
     out
 }
 
-/// `{ from = "a", to = "b" }`.
-fn pair(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<(Spanned<String>, Spanned<String>)> {
-    let t = table(cx, v, what, what, PAIR_KEYS)?;
-    let from = t.req(cx, "from", string);
-    let to = t.req(cx, "to", string);
-    Some((from?, to?))
+/// An array of `{ <keys[0]> = "a", <keys[1]> = "b" }` tables, both keys required.
+fn keyed_pairs(
+    cx: &mut Cx,
+    v: &V<'_>,
+    what: &str,
+    keys: &[&str],
+) -> Option<Vec<(Spanned<String>, Spanned<String>)>> {
+    array(cx, v, what, |cx, v, w| {
+        let t = table(cx, v, w, w, keys)?;
+        let a = t.req(cx, keys[0], string);
+        let b = t.req(cx, keys[1], string);
+        Some((a?, b?))
+    })
 }
 
+/// `[{ from = "a", to = "b" }, …]`.
 fn pairs(cx: &mut Cx, v: &V<'_>, what: &str) -> Option<Vec<(Spanned<String>, Spanned<String>)>> {
-    array(cx, v, what, pair)
+    keyed_pairs(cx, v, what, PAIR_KEYS)
 }
 
 /// `["keyword", "arg", …]`: an order-dependent command kept as written.
@@ -1019,22 +1027,12 @@ fn read_skeleton(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec) {
     spec.root_bone = t.opt(cx, "root", string);
     spec.hierarchy = t
         .opt(cx, "hierarchy", |cx, v, w| {
-            array(cx, v, w, |cx, v, w| {
-                let t = table(cx, v, w, w, HIERARCHY_KEYS)?;
-                let bone = t.req(cx, "bone", string);
-                let parent = t.req(cx, "parent", string);
-                Some((bone?, parent?))
-            })
+            keyed_pairs(cx, v, w, HIERARCHY_KEYS)
         })
         .unwrap_or_default();
     spec.joint_surface_props = t
         .opt(cx, "surfaceprops", |cx, v, w| {
-            array(cx, v, w, |cx, v, w| {
-                let t = table(cx, v, w, w, JOINT_SURFACEPROP_KEYS)?;
-                let bone = t.req(cx, "bone", string);
-                let prop = t.req(cx, "surfaceprop", string);
-                Some((bone?, prop?))
-            })
+            keyed_pairs(cx, v, w, JOINT_SURFACEPROP_KEYS)
         })
         .unwrap_or_default();
     spec.rename_bones = t.opt(cx, "rename_bones", pairs).unwrap_or_default();

@@ -54,7 +54,8 @@ pub fn write_phy(plan: &PhysPlan, checksum: i32) -> Result<Vec<u8>, String> {
     put_i32(&mut b, plan.solids.len() as i32);
     put_i32(&mut b, checksum);
     for s in &plan.solids {
-        let surface = compact_surface(s)?;
+        let pieces = ivp_pieces(s);
+        let surface = compact_surface(s, &pieces)?;
         put_i32(&mut b, 28 + surface.len() as i32);
         b.extend_from_slice(b"VPHY");
         b.extend_from_slice(&0x100u16.to_le_bytes());
@@ -62,7 +63,7 @@ pub fn write_phy(plan: &PhysPlan, checksum: i32) -> Result<Vec<u8>, String> {
         put_i32(&mut b, surface.len() as i32);
         // indexed by Source's axes (x, y, z) = IVP's (x, z, y): Valve's values for the
         // corpus's long bunker gun and ragdoll limbs line up that way and no other
-        let d = drag_axis_areas(s);
+        let d = drag_axis_areas(&pieces);
         for a in [d[0], d[2], d[1]] {
             put_f32(&mut b, a as f32);
         }
@@ -228,8 +229,7 @@ fn node_bounds(points: &[[f64; 3]]) -> ([f64; 3], f64, [u8; 3]) {
 }
 
 /// The IVP compact surface of one solid: header, ledges, the shared points, the ledge tree.
-fn compact_surface(s: &PhysSolid) -> Result<Vec<u8>, String> {
-    let pieces = ivp_pieces(s);
+fn compact_surface(s: &PhysSolid, pieces: &[IvpPiece]) -> Result<Vec<u8>, String> {
     if pieces.is_empty() {
         return Err(format!("the solid `{}` has no convex piece", s.name));
     }
@@ -485,9 +485,8 @@ fn ledge(
 
 /// The fraction of each side of the solid's bounding box (in IVP axes) that its pieces cover
 /// seen along that axis, sampled at the centres of a 64×64 grid.
-fn drag_axis_areas(s: &PhysSolid) -> [f64; 3] {
+fn drag_axis_areas(pieces: &[IvpPiece]) -> [f64; 3] {
     const N: usize = 64;
-    let pieces = ivp_pieces(s);
     let all: Vec<[f64; 3]> = pieces.iter().flat_map(|p| p.points.clone()).collect();
     let (lo, hi) = bounds(&all);
     let mut out = [1.0; 3];

@@ -415,19 +415,6 @@ pub fn plan(
         return Err(Failed);
     }
 
-    let corner_bones = |corner: &crate::ir::mesh::Corner| -> Vec<usize> {
-        // the links the model keeps (at most 3, none under 0.05)
-        let ws = c.mesh.weights_of(corner);
-        if ws.is_empty() {
-            vec![corner.bone.index()]
-        } else {
-            super::prepare::kept_bones(ws)
-                .into_iter()
-                .map(|b| b.index())
-                .collect()
-        }
-    };
-
     // bind pose of the mesh's own skeleton
     let mut world: Vec<math::M34> = Vec::with_capacity(n);
     for b in &skel.bones {
@@ -476,19 +463,43 @@ pub fn plan(
     };
 
     if c.joints {
+        // the bones (after the bone map) each triangle's corners are linked to, with the
+        // links the model keeps (at most 3, none under 0.05): worked out once, not per bone
+        let tri_bones: Vec<Vec<usize>> = c
+            .mesh
+            .triangles
+            .iter()
+            .map(|t| {
+                let mut v: Vec<usize> = Vec::new();
+                for k in &t.corners {
+                    let ws = c.mesh.weights_of(k);
+                    if ws.is_empty() {
+                        v.push(k.bone.index());
+                    } else {
+                        v.extend(
+                            super::prepare::kept_bones(ws)
+                                .into_iter()
+                                .map(|b| b.index()),
+                        );
+                    }
+                }
+                let mut v: Vec<usize> = v
+                    .into_iter()
+                    .filter_map(|b| bonemap.get(b).copied().flatten())
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
         for i in 0..n {
             if bonemap[i] != Some(i) {
                 continue;
             }
             let inv = math::invert(&world[i]);
             let mut pts: Vec<[f64; 3]> = Vec::new();
-            for t in &c.mesh.triangles {
-                let on_bone = t.corners.iter().any(|k| {
-                    corner_bones(k)
-                        .into_iter()
-                        .any(|b| bonemap.get(b).copied().flatten() == Some(i))
-                });
-                if on_bone {
+            for (t, bones_of) in c.mesh.triangles.iter().zip(&tri_bones) {
+                if bones_of.binary_search(&i).is_ok() {
                     for k in &t.corners {
                         pts.push(math::apply(&inv, k.pos).map(f64::from));
                     }
