@@ -707,3 +707,54 @@ fn non_finite_values_are_errors() {
         );
     }
 }
+
+/// The MDL's hull box: a prop's collision hull, 0.25 inch wider, widens it; a ragdoll's does
+/// not (2006 SDK `CollisionModel_ExpandBBox`: "don't do fixup for ragdolls"). Each fixture is
+/// compared with the same QC without its collision model.
+#[test]
+fn hull_box_grows_for_props_only() {
+    let hull = |qc_text: &str, name: &str| -> (Vec<f64>, Vec<f64>) {
+        let dir = source_common::tmp("collision", name);
+        for f in ["cube.smd", "ragdoll.smd"] {
+            std::fs::copy(Path::new(FIXTURES).join(f), dir.join(f)).unwrap();
+        }
+        let qc = dir.join("m.qc");
+        std::fs::write(&qc, qc_text).unwrap();
+        let (out, diags) = source_common::compile_qc(&qc);
+        let files = out.unwrap_or_else(|| panic!("{diags:?}"));
+        let mdl = source_common::write_files(&dir, &files);
+        let h = &inspect(&mdl)["mdl"]["header"];
+        let v = |k: &str| {
+            (0..3)
+                .map(|i| h[k][i].as_f64().unwrap())
+                .collect::<Vec<f64>>()
+        };
+        (v("hull_min"), v("hull_max"))
+    };
+    let model = |smd: &str, extra: &str| {
+        format!(
+            "$modelname \"physics/m.mdl\"\n$body body \"{smd}\"\n$sequence idle \"{smd}\"\n{extra}"
+        )
+    };
+    let plain = hull(&model("cube.smd", ""), "box-plain");
+    let prop = hull(
+        &model("cube.smd", "$collisionmodel \"cube.smd\"\n"),
+        "box-prop",
+    );
+    for k in 0..3 {
+        assert!(
+            (prop.0[k] - (plain.0[k] - 0.25)).abs() < 1e-4,
+            "{prop:?} {plain:?}"
+        );
+        assert!(
+            (prop.1[k] - (plain.1[k] + 0.25)).abs() < 1e-4,
+            "{prop:?} {plain:?}"
+        );
+    }
+    let plain = hull(&model("ragdoll.smd", ""), "box-rag-plain");
+    let rag = hull(
+        &model("ragdoll.smd", "$collisionjoints \"ragdoll.smd\"\n"),
+        "box-rag",
+    );
+    assert_eq!(rag, plain);
+}

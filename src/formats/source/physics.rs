@@ -94,6 +94,9 @@ pub struct PhysSolid {
 #[derive(Clone, Debug)]
 pub struct PhysPlan {
     pub solids: Vec<PhysSolid>,
+    /// A prop's (`$collisionmodel`) bounds in model inches, for the MDL's hull; `None` for a
+    /// ragdoll.
+    pub prop_bounds: Option<([f64; 3], [f64; 3])>,
     pub text: String,
     /// The MDL header's `mass`.
     pub total_mass: f32,
@@ -427,6 +430,7 @@ pub fn plan(
     }
 
     let mut solids: Vec<PhysSolid> = Vec::new();
+    let mut prop_bounds = None;
     let new_solid = |name: String, parent: Option<String>, pieces: Vec<Piece>, client: i32| {
         let volume = pieces.iter().map(Piece::volume).sum();
         let area = pieces.iter().map(Piece::area).sum();
@@ -552,6 +556,9 @@ pub fn plan(
             .iter()
             .flat_map(|t| t.corners.iter().map(|k| place(k.pos)))
             .collect();
+        // the bounds of the points the hulls were made of, as given (the hulls' own points are
+        // snapped to 1/4096 inch)
+        let mut hulled = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
         let whole = || convex_hull(&all);
         let mut pieces = Vec::new();
         if set.concave {
@@ -597,6 +604,11 @@ pub fn plan(
                         not_convex.push((hull, own));
                     }
                     pieces.push(h);
+                    let (lo, hi) = super::phy_write::bounds(&pts);
+                    for k in 0..3 {
+                        hulled.0[k] = hulled.0[k].min(lo[k]);
+                        hulled.1[k] = hulled.1[k].max(hi[k]);
+                    }
                 }
             }
             match set.max_pieces {
@@ -634,6 +646,7 @@ pub fn plan(
             }
             if fallback {
                 pieces = whole().into_iter().collect();
+                hulled = super::phy_write::bounds(&all);
             } else if let Some(&(hull, own)) = not_convex
                 .iter()
                 .max_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))
@@ -656,8 +669,10 @@ pub fn plan(
             }
         } else {
             pieces.extend(whole());
+            hulled = super::phy_write::bounds(&all);
         }
         if !pieces.is_empty() {
+            prop_bounds = Some(hulled);
             let name = c
                 .path
                 .file_stem()
@@ -938,6 +953,7 @@ pub fn plan(
     }
     Ok(Some(PhysPlan {
         solids,
+        prop_bounds,
         text: t,
         total_mass,
         bone_physics,

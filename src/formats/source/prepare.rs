@@ -809,6 +809,32 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         b.flags = f;
     }
 
+    // each bone's surface property: its own or its nearest ancestor's `$jointsurfaceprop`,
+    // else the model's (`GetSurfaceProp` of the 2006 SDK's studiomdl.cpp)
+    let default_prop = model
+        .surface_prop
+        .as_ref()
+        .map(|s| s.value.clone())
+        .unwrap_or_else(|| "default".into());
+    let bone_surface_props: Vec<String> = (0..bones.len())
+        .map(|i| {
+            let mut cur = Some(i);
+            while let Some(k) = cur {
+                if let Some((_, p)) = model
+                    .joint_surface_props
+                    .iter()
+                    .find(|(b, _)| b.eq_ignore_ascii_case(&bones[k].name))
+                {
+                    return p.clone();
+                }
+                cur = bones[k].parent;
+            }
+            default_prop.clone()
+        })
+        .collect();
+    let physics =
+        super::physics::plan(model, &bones, &bone_surface_props, static_prop, diags).ok()?;
+
     // --- boxes -------------------------------------------------------------------------------------------------
     let rz = if static_prop {
         math::IDENTITY
@@ -838,19 +864,14 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         }
     }
     let rest_plain = seq;
+    // a prop's collision hull, 0.25 inch wider, widens the box; a ragdoll's does not (2006 SDK
+    // `CollisionModel_ExpandBBox`: "don't do fixup for ragdolls")
     let mut collision_box = Aabb::EMPTY;
-    if let (Some(c), None) = (&model.collision, &model.bbox) {
+    let prop_hull = physics.as_ref().and_then(|p| p.prop_bounds);
+    if let (Some((lo, hi)), None) = (prop_hull, &model.bbox) {
         let mut cb = Aabb::EMPTY;
-        for t in &c.mesh.triangles {
-            for k in &t.corners {
-                let p = if static_prop {
-                    math::rot_z90(k.pos)
-                } else {
-                    math::apply(&rz, k.pos)
-                };
-                cb.add(p);
-            }
-        }
+        cb.add(lo.map(|c| c as f32));
+        cb.add(hi.map(|c| c as f32));
         if !cb.is_empty() {
             cb.add(math::sub(cb.min, [0.25; 3]));
             cb.add(math::add(cb.max, [0.25; 3]));
@@ -955,31 +976,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         format!("mdlkeyvalue\n{{\n{}\n}}\n", inner.trim())
     });
     let strips = strip_groups(&body_parts, num_lods, static_prop);
-    // each bone's surface property: its own or its nearest ancestor's `$jointsurfaceprop`,
-    // else the model's (`GetSurfaceProp` of the 2006 SDK's studiomdl.cpp)
-    let default_prop = model
-        .surface_prop
-        .as_ref()
-        .map(|s| s.value.clone())
-        .unwrap_or_else(|| "default".into());
-    let bone_surface_props: Vec<String> = (0..bones.len())
-        .map(|i| {
-            let mut cur = Some(i);
-            while let Some(k) = cur {
-                if let Some((_, p)) = model
-                    .joint_surface_props
-                    .iter()
-                    .find(|(b, _)| b.eq_ignore_ascii_case(&bones[k].name))
-                {
-                    return p.clone();
-                }
-                cur = bones[k].parent;
-            }
-            default_prop.clone()
-        })
-        .collect();
-    let physics =
-        super::physics::plan(model, &bones, &bone_surface_props, static_prop, diags).ok()?;
     Some(SourceModel {
         name,
         static_prop,
