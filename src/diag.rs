@@ -322,12 +322,18 @@ codes! {
     SourceAnimLimit = "E0622", Error;
     /// `calcblend` measures no change of its attachment across the blend
     SourceCalcBlendFailed = "E0623", Error;
+    /// the blend animations of one sequence have different IK rules
+    SourceIkRuleMismatch = "E0624", Error;
+    /// an IK rule's value is missing or not a number
+    SourceIkRuleInvalid = "E0625", Error;
     /// an animation or sequence option is read but not applied yet
     SourceAnimCommandIgnored = "W0620", Warning;
     /// an event's frame is negative (written as a negative cycle, which never fires)
     SourceEventNegativeFrame = "W0621", Warning;
     /// `$animblocksize` is read but no `.ani` file is written (animations stay in the `.mdl`)
     SourceAnimBlocksIgnored = "W0622", Warning;
+    /// an IK rule's type word is not one Valve's compiler knows: the rule has no type
+    SourceIkRuleNoType = "W0623", Warning;
 
     // --- Source back end: collision models (E0660-E0679, W0660-W0679) ------------------------
     /// a collision model has no solid: no triangles, or every piece is flat

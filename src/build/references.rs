@@ -251,6 +251,10 @@ impl Builder<'_> {
                 name: c.name.value.clone(),
                 bones: [first, mid, end],
                 knee: c.knee,
+                height: c.height,
+                radius: c.radius,
+                floor: c.floor,
+                center: c.center,
             });
         }
         let ik_autoplay_locks = spec

@@ -520,4 +520,9 @@ pub struct IkChain {
     pub name: String,
     pub bones: [BoneId; 3],
     pub knee: [f32; 3],
+    /// What a `footstep` rule takes from the chain (`written::IkChain`).
+    pub height: f32,
+    pub radius: f32,
+    pub floor: f32,
+    pub center: [f32; 3],
 }

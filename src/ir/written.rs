@@ -125,14 +125,36 @@ pub const DECLARED: &str = "declared";
 
 /// `$ikchain name bone [options]` (`qc-source.md` §2.4; 2006 SDK `studiomdl.cpp`,
 /// `Cmd_IKChain`): a three-bone chain ending at `bone` (its parent and grandparent are the
-/// other two). Only the knee direction is stored in the model; `height`, `pad`, `floor`,
-/// `center` and a motion type serve the compiler's IK rules, which mdlc does not build yet.
+/// other two). Only the knee direction is stored in the chain's record; `height`, `pad`,
+/// `floor` and `center` are what a `footstep` IK rule starts from. A motion type and value are
+/// read and, as in Valve's compiler, used by nothing.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IkChain {
     pub name: Spanned<String>,
     pub bone: Spanned<String>,
     /// `knee x y z`: the ideal bending direction, in the first link's (hip, shoulder) space.
     pub knee: [f32; 3],
+    /// `height h` (default 18), `pad p` (radius p/2, default 0), `floor f` (default 0),
+    /// `center x y z` (the foot's contact point in the end bone's space, default 0 0 0).
+    pub height: f32,
+    pub radius: f32,
+    pub floor: f32,
+    pub center: [f32; 3],
+}
+
+impl IkChain {
+    /// A chain with the 2006 SDK's defaults (`Cmd_IKChain`: height 18, the rest 0).
+    pub fn new(name: Spanned<String>, bone: Spanned<String>) -> Self {
+        IkChain {
+            name,
+            bone,
+            knee: [0.0; 3],
+            height: 18.0,
+            radius: 0.0,
+            floor: 0.0,
+            center: [0.0; 3],
+        }
+    }
 }
 
 /// `$ikautoplaylock chain posweight localqweight` (2006 SDK `Cmd_IKAutoplayLock`).

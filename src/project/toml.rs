@@ -45,7 +45,7 @@ const ROOT_KEYS: &[&str] = &[
     "ik_autoplay_lock",
     "collision",
 ];
-const IK_CHAIN_KEYS: &[&str] = &["name", "bone", "knee"];
+const IK_CHAIN_KEYS: &[&str] = &["name", "bone", "knee", "height", "pad", "floor", "center"];
 const IK_LOCK_KEYS: &[&str] = &["chain", "pos_weight", "local_q_weight"];
 const MODEL_KEYS: &[&str] = &[
     "name",
@@ -899,10 +899,19 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
         for t in tables(cx, v, "ik_chain", IK_CHAIN_KEYS) {
             let name = t.req(cx, "name", string);
             let bone = t.req(cx, "bone", string);
-            let knee = t.opt(cx, "knee", vec3).unwrap_or([0.0; 3]);
+            let knee = t.opt(cx, "knee", vec3);
+            let height = t.opt(cx, "height", number);
+            let pad = t.opt(cx, "pad", number);
+            let floor = t.opt(cx, "floor", number);
+            let center = t.opt(cx, "center", vec3);
             if let (Some(name), Some(bone)) = (name, bone) {
-                spec.ik_chains
-                    .push(crate::project::spec::IkChain { name, bone, knee });
+                let mut c = crate::project::spec::IkChain::new(name, bone);
+                c.knee = knee.unwrap_or(c.knee);
+                c.height = height.unwrap_or(c.height);
+                c.radius = pad.map_or(c.radius, |p| p / 2.0);
+                c.floor = floor.unwrap_or(c.floor);
+                c.center = center.unwrap_or(c.center);
+                spec.ik_chains.push(c);
             }
         }
     }

@@ -775,6 +775,18 @@ impl Writer<'_> {
             if c.knee != [0.0; 3] {
                 self.kv("knee", vec(&c.knee));
             }
+            if c.height != 18.0 {
+                self.kv("height", num(c.height));
+            }
+            if c.radius != 0.0 {
+                self.kv("pad", num(c.radius * 2.0));
+            }
+            if c.floor != 0.0 {
+                self.kv("floor", num(c.floor));
+            }
+            if c.center != [0.0; 3] {
+                self.kv("center", vec(&c.center));
+            }
         }
         for l in &s.ik_autoplay_locks {
             self.section("[[ik_autoplay_lock]]");

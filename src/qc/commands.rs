@@ -2261,12 +2261,12 @@ impl<'t> Parser<'t, '_> {
 
     /// `$ikchain name bone [options]`: options as the 2006 SDK's `Cmd_IKChain` reads them (a
     /// motion type and a value, `height h`, `pad p`, `floor f`, `knee x y z`, `center x y z`;
-    /// other words skipped); only `knee` reaches the model.
+    /// other words skipped).
     fn ik_chain(&mut self) -> Option<()> {
         self.usage = "$ikchain name bone [knee x y z] [height h] [pad p] [floor f] [center x y z]";
         let name = self.name("an IK chain name")?;
         let bone = self.name("a bone name")?;
-        let mut knee = [0.0f32; 3];
+        let mut chain = crate::project::spec::IkChain::new(name.clone(), bone);
         while let Some(o) = self.same_line() {
             self.pos += 1;
             let word = lower(o);
@@ -2275,13 +2275,11 @@ impl<'t> Parser<'t, '_> {
                 continue;
             }
             match word.as_str() {
-                "height" | "pad" | "floor" => {
-                    self.num("a value")?;
-                }
-                "knee" => knee = self.vec3("a knee direction component")?,
-                "center" => {
-                    self.vec3("a center component")?;
-                }
+                "height" => chain.height = self.num("a height")?,
+                "pad" => chain.radius = self.num("a pad width")? / 2.0,
+                "floor" => chain.floor = self.num("a floor height")?,
+                "knee" => chain.knee = self.vec3("a knee direction component")?,
+                "center" => chain.center = self.vec3("a center component")?,
                 _ => {} // skipped, as Valve's compiler skips them
             }
         }
@@ -2302,9 +2300,7 @@ impl<'t> Parser<'t, '_> {
             self.push(d);
             return Some(());
         }
-        self.spec
-            .ik_chains
-            .push(crate::project::spec::IkChain { name, bone, knee });
+        self.spec.ik_chains.push(chain);
         Some(())
     }
 

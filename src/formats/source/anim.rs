@@ -45,6 +45,8 @@ pub struct Context<'a> {
     pub hitbox_sets: &'a [PHitboxSet],
     /// For `calcblend`.
     pub attachments: &'a [super::model::PAttachment],
+    /// For IK rules.
+    pub ik_chains: &'a [super::model::PIkChain],
     /// The rest-pose box (model space, after the +90° turn), used for one-frame static props and
     /// for delta sequences.
     pub rest_box: ([f32; 3], [f32; 3]),
@@ -92,7 +94,7 @@ fn rest_frame(bones: &[PBone], rotation: [f32; 3], static_prop: bool) -> Vec<Loc
 }
 
 /// §2.4: the local pose of every model bone in every frame of `a`.
-fn convert(a: &Anim, cx: &Context) -> Vec<LocalPose> {
+pub(super) fn convert(a: &Anim, cx: &Context) -> Vec<LocalPose> {
     let nb = cx.bones.len();
     let nf = a.num_frames.max(1);
     if cx.static_prop {
@@ -255,6 +257,7 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             pos_weights: vec![1.0; nb],
             movements: Vec::new(),
             encoded: Encoded::default(),
+            ikrules: Vec::new(),
         });
     }
     // `$root`, or bone 0: the bone whose travel motion extraction measures
@@ -362,6 +365,7 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             pos_weights: vec![1.0; nb],
             movements: Vec::new(),
             encoded: Encoded::default(),
+            ikrules: Vec::new(),
         });
         seqs.push(PSeq {
             name: "idle".into(),
@@ -385,6 +389,7 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             bbox: cx.rest_box,
             keyvalues: None,
             iklocks: Vec::new(),
+            numikrules: 0,
         });
     }
     if nodes.len() > MAX_NODES {
@@ -433,6 +438,26 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
     }
     if diags.iter().filter(|d| d.is_error()).count() > errors_before {
         return None;
+    }
+
+    // --- IK rules (§3.4, §6.8) ---------------------------------------------------------------------
+    if !cx.static_prop && !cx.ik_chains.is_empty() {
+        let seq_anims: Vec<(Vec<usize>, FileSpan)> = model
+            .sequences
+            .iter()
+            .map(|s| {
+                (
+                    s.animations.iter().map(|a| a.index()).collect(),
+                    s.name.span.span(),
+                )
+            })
+            .collect();
+        let counts = super::ikrule::build(model, &mut anims, &seq_anims, cx, diags)?;
+        if counts.len() == seqs.len() {
+            for (ps, n) in seqs.iter_mut().zip(counts) {
+                ps.numikrules = n;
+            }
+        }
     }
 
     // --- scales and records (§5) ------------------------------------------------------------------
@@ -806,6 +831,8 @@ fn process(
                     pa.num_frames = n;
                 }
             }
+            // IK rules are worked out once every animation is processed (`ikrule::build`)
+            "ikrule" => {}
             "walkframe" => {
                 // motion extracted up to this frame, as its own piece
                 let Some(end) = num(0) else { continue };
@@ -1219,7 +1246,7 @@ fn extract_motion(
 }
 
 /// Quaternion helpers with the engine's conventions (`source-animation.md` §1.3).
-mod quat {
+pub(super) mod quat {
     use super::math;
 
     pub fn normalise(q: [f32; 4]) -> [f32; 4] {
@@ -1346,7 +1373,7 @@ fn report_ignored(ignored: Vec<Ignored>, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn unknown_name<'a>(
+pub(super) fn unknown_name<'a>(
     what: &str,
     name: &str,
     span: FileSpan,
@@ -1409,6 +1436,7 @@ fn sequence(
             bbox: ([0.0; 3], [0.0; 3]),
             keyvalues: None,
             iklocks: Vec::new(),
+            numikrules: 0,
         });
     }
     let ids: Vec<usize> = s.animations.iter().map(|a| a.index()).collect();
@@ -1745,6 +1773,7 @@ fn sequence(
         bbox: cx.rest_box,
         keyvalues,
         iklocks,
+        numikrules: 0,
     })
 }
 
@@ -1865,25 +1894,8 @@ fn calc_blend(
 /// Each bone's model-space matrix in frame 0 of `anim`; a delta animation is applied on frame 0
 /// of `base` with its bone weights (2006 SDK `CalcBoneTransforms`).
 fn frame0_world(anim: &PAnim, base: &PAnim, cx: &Context) -> Vec<M34> {
-    let nb = cx.bones.len();
-    let mut world: Vec<M34> = Vec::with_capacity(nb);
-    for (k, bone) in cx.bones.iter().enumerate() {
-        let own = anim.frames.get(k).copied().unwrap_or_default();
-        let local = if anim.flags & DELTA == 0 {
-            math::from_euler(own.rot, own.pos)
-        } else {
-            let b = base.frames.get(k).copied().unwrap_or_default();
-            let w = anim.weights.get(k).copied().unwrap_or(1.0);
-            let q = quat::ma(math::euler_quat(b.rot), w, math::euler_quat(own.rot));
-            math::from_euler(quat::euler(q), math::add(b.pos, math::scale(own.pos, w)))
-        };
-        let w = match bone.parent.and_then(|p| world.get(p)) {
-            Some(pw) => math::mul(pw, &local),
-            None => local,
-        };
-        world.push(w);
-    }
-    world
+    let delta = (anim.flags & DELTA != 0).then_some((&anim.weights[..], &base.frames[..]));
+    super::ikrule::pose_world(&anim.frames, delta, cx)
 }
 
 /// `addlayer` / `blendlayer` of one sequence (§6.7).
@@ -2011,6 +2023,7 @@ mod tests {
             pos_weights: vec![1.0; nb],
             movements: Vec::new(),
             encoded: Encoded::default(),
+            ikrules: Vec::new(),
         }
     }
 

@@ -756,6 +756,11 @@ fn find_run(
 }
 
 /// `ExtractAnimValue` for one frame (§4.6 rule 1).
+/// Frame `k` of one run-length value stream (§4.6) that starts at byte 0 of `bytes`.
+pub fn stream_value(bytes: &[u8], k: usize) -> Result<i16, String> {
+    extract_one(bytes, 0, k)
+}
+
 fn extract_one(bytes: &[u8], p: usize, k: usize) -> Result<i16, String> {
     let (p, k, valid, _) = find_run(bytes, p, k)?;
     slot(bytes, p, if k < valid { k + 1 } else { valid })

@@ -845,7 +845,22 @@ fn anim_json(m: &Mdl, a: &RAnim) -> Value {
             "v0": jf(v.v0), "v1": jf(v.v1), "angle": jf(v.angle),
             "vector": jv(&v.vector), "position": jv(&v.position),
         })).collect::<Vec<_>>(),
-        "numikrules": r.numikrules, "numlocalhierarchy": r.numlocalhierarchy,
+        "numikrules": r.numikrules,
+        "ikrules": a.ikrules.iter().map(|k| {
+            let x = &k.rec;
+            json!({
+                "index": x.index, "type": super::ikrule::type_name(x.r#type),
+                "chain": x.chain, "bone": x.bone, "slot": x.slot, "height": jf(x.height),
+                "radius": jf(x.radius), "floor": jf(x.floor), "pos": jv(&x.pos), "q": jv(&x.q),
+                "istart": x.i_start, "start": jf(x.start), "peak": jf(x.peak), "tail": jf(x.tail),
+                "end": jf(x.end), "contact": jf(x.contact), "attachment": k.attachment,
+                "error_scales": k.error.as_ref().map(|e| jv(&e.0.scale)),
+                "error": k.error.as_ref().map(|e| e.1.iter().map(|(p, a)| json!({
+                    "pos": jv(p), "angles": jv(a),
+                })).collect::<Vec<_>>()),
+            })
+        }).collect::<Vec<_>>(),
+        "numlocalhierarchy": r.numlocalhierarchy,
         "animblock": r.animblock, "sectionframes": r.sectionframes,
         "sections": a.sections.iter().map(|x| json!({
             "animblock": x.animblock, "animindex": x.animindex,
@@ -1049,6 +1064,32 @@ fn anim_text(s: &mut String, m: &Mdl, i: usize, a: &RAnim) {
         flags_text(r.flags, SEQ_FLAGS),
         r.numikrules
     );
+    for k in &a.ikrules {
+        let x = &k.rec;
+        let _ = writeln!(
+            s,
+            "      ikrule [{}] {} chain {} target {}  bone {}  cycles {} {} {} {}  contact {}{}{}",
+            x.index,
+            super::ikrule::type_name(x.r#type),
+            x.chain,
+            x.slot,
+            x.bone,
+            f(x.start),
+            f(x.peak),
+            f(x.tail),
+            f(x.end),
+            f(x.contact),
+            if k.attachment.is_empty() {
+                String::new()
+            } else {
+                format!("  attachment `{}`", k.attachment)
+            },
+            match &k.error {
+                Some((_, e)) => format!("  error frames {}", e.len()),
+                None => "  no error data".into(),
+            }
+        );
+    }
     for (k, v) in a.movements.iter().enumerate() {
         let _ = writeln!(
             s,

@@ -103,6 +103,36 @@ pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
 }
 
 /// `align(p, q)` of `source-animation.md` §1.3: `q` or `−q`, whichever is closer to `p`.
+/// The rotation of a matrix as a quaternion, by the largest of trace and diagonal
+/// (source-sdk-2013 `mathlib`, `MatrixAngles( matrix, Quaternion &, Vector & )`), so that
+/// a compiler's stored quaternion has Valve's sign.
+pub fn matrix_quat(m: &M34) -> [f32; 4] {
+    let trace = m[0][0] + m[1][1] + m[2][2] + 1.0;
+    let q = if trace > 1.0 + f32::EPSILON {
+        [
+            m[2][1] - m[1][2],
+            m[0][2] - m[2][0],
+            m[1][0] - m[0][1],
+            trace,
+        ]
+    } else if m[0][0] > m[1][1] && m[0][0] > m[2][2] {
+        let t = 1.0 + m[0][0] - m[1][1] - m[2][2];
+        [t, m[1][0] + m[0][1], m[0][2] + m[2][0], m[2][1] - m[1][2]]
+    } else if m[1][1] > m[2][2] {
+        let t = 1.0 + m[1][1] - m[0][0] - m[2][2];
+        [m[0][1] + m[1][0], t, m[2][1] + m[1][2], m[0][2] - m[2][0]]
+    } else {
+        let t = 1.0 + m[2][2] - m[0][0] - m[1][1];
+        [m[0][2] + m[2][0], m[2][1] + m[1][2], t, m[1][0] - m[0][1]]
+    };
+    let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    if l > 0.0 {
+        q.map(|c| c / l)
+    } else {
+        [0.0, 0.0, 0.0, 1.0]
+    }
+}
+
 pub fn quat_align(p: [f32; 4], q: [f32; 4]) -> [f32; 4] {
     let (mut a, mut b) = (0.0f32, 0.0f32);
     for (x, y) in p.iter().zip(&q) {

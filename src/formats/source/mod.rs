@@ -13,6 +13,7 @@ pub mod dump;
 pub mod face;
 pub mod face_read;
 pub mod hull;
+pub mod ikrule;
 pub mod math;
 pub mod model;
 pub mod phy;

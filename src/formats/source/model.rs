@@ -172,6 +172,38 @@ pub struct PAnim {
     pub pos_weights: Vec<f32>,
     pub movements: Vec<PMovement>,
     pub encoded: Encoded,
+    /// `mstudioikrule_t`s (`source-animation.md` §3.4), in the order Valve's compiler keeps.
+    pub ikrules: Vec<PIkRule>,
+}
+
+/// `IK_SELF` … `IK_UNLATCH` (source-sdk-2013 `public/studio.h`).
+pub const IK_SELF: i32 = 1;
+pub const IK_WORLD: i32 = 2;
+pub const IK_GROUND: i32 = 3;
+pub const IK_RELEASE: i32 = 4;
+pub const IK_ATTACHMENT: i32 = 5;
+pub const IK_UNLATCH: i32 = 6;
+
+/// One IK rule of an animation (`mstudioikrule_t`, `source-animation.md` §3.4), with its
+/// frames still as frames (the writer turns them into cycles) and its compressed error
+/// (`mstudiocompressedikerror_t`) when it has one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PIkRule {
+    pub index: i32,
+    pub kind: i32,
+    pub chain: i32,
+    pub bone: i32,
+    pub slot: i32,
+    pub height: f32,
+    pub radius: f32,
+    pub floor: f32,
+    pub pos: [f32; 3],
+    pub q: [f32; 4],
+    /// start, peak, tail, end, contact, in frames.
+    pub frames: [i32; 5],
+    pub attachment: String,
+    /// Six scales and six run-length streams (x, y, z, then Euler x, y, z).
+    pub error: Option<([f32; 6], [Vec<u8>; 6])>,
 }
 
 /// `mstudioevent_t` (§6.3).
@@ -225,6 +257,8 @@ pub struct PSeq {
     /// `mstudioiklock_t` of the sequence's `iklock`s: chain, position weight, local rotation
     /// weight.
     pub iklocks: Vec<(i32, f32, f32)>,
+    /// The largest IK rule count of the sequence's animations (§6.8).
+    pub numikrules: i32,
 }
 
 /// `mstudioposeparamdesc_t` (§6.5).
@@ -283,4 +317,9 @@ pub struct PIkChain {
     pub name: String,
     pub bones: [i32; 3],
     pub knee: [f32; 3],
+    /// Not in the record: what a `footstep` IK rule takes from the chain (`ir::model::IkChain`).
+    pub height: f32,
+    pub radius: f32,
+    pub floor: f32,
+    pub center: [f32; 3],
 }

@@ -697,6 +697,10 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 name: c.name.clone(),
                 bones: bones.map(|b| b as i32),
                 knee: c.knee,
+                height: c.height,
+                radius: c.radius,
+                floor: c.floor,
+                center: c.center,
             }
         })
         .collect();
@@ -891,6 +895,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             body_parts: &body_parts,
             hitbox_sets: &hitbox_sets,
             attachments: &attachments,
+            ik_chains: &ik_chains,
             rest_box,
         },
         diags,

@@ -113,6 +113,69 @@ pub struct RAnim {
     pub sections: Vec<AnimSection>,
     /// One entry per section (one in all when not sectioned).
     pub chains: Vec<RChain>,
+    /// The IK rules (3.4), when they are in the MDL.
+    pub ikrules: Vec<RIkRule>,
+}
+
+/// One `mstudioikrule_t` with its attachment name and its error, decoded: per frame from the
+/// rule's start, position and Euler angles.
+pub struct RIkRule {
+    pub rec: IkRule,
+    pub attachment: String,
+    pub error: Option<(CompressedIkError, Vec<super::ikrule::IkErrorFrame>)>,
+}
+
+/// The IK rules of the animdesc at `at`.
+fn read_ik_rules(b: &[u8], at: i64, name: &str, a: &AnimDesc) -> Result<Vec<RIkRule>, String> {
+    if a.numikrules == 0 || a.ikruleindex == 0 {
+        return Ok(Vec::new());
+    }
+    let table = at + a.ikruleindex as i64;
+    let recs: Vec<IkRule> = read_array(b, table, count(a.numikrules, 64, "IK rule")?, "IK rule")
+        .map_err(|e| format!("animation `{name}`: {e}"))?;
+    let last = (a.numframes - 1).max(0) as f32;
+    let mut out = Vec::with_capacity(recs.len());
+    for (j, r) in recs.into_iter().enumerate() {
+        let rule_at = table + (j * IkRule::SIZE) as i64;
+        let attachment = if r.szattachmentindex != 0 {
+            read_cstr(b, rule_at + r.szattachmentindex as i64)?
+        } else {
+            String::new()
+        };
+        let error = if r.compressedikerrorindex != 0 {
+            let err_at = rule_at + r.compressedikerrorindex as i64;
+            let c: CompressedIkError = read(b, err_at, "compressed IK error")?;
+            // frames from start to end, two more when the rule runs past the last frame
+            let (s, e) = (
+                (r.start * last).round() as i64,
+                (r.end * last).round() as i64,
+            );
+            let mut n = (e - s + 1).max(0) as usize;
+            if e > last as i64 {
+                n += 2;
+            }
+            let mut streams: [&[u8]; 6] = [&[]; 6];
+            for (k, st) in streams.iter_mut().enumerate() {
+                let p = usize::try_from(err_at + i64::from(c.offset[k])).map_err(|_| {
+                    format!("animation `{name}`: IK error stream {k} before the file")
+                })?;
+                *st = b.get(p..).ok_or_else(|| {
+                    format!("animation `{name}`: IK error stream {k} past the end")
+                })?;
+            }
+            let frames = super::ikrule::decode_error(c.scale, &streams, n)
+                .map_err(|e| format!("animation `{name}`: IK rule {j}: {e}"))?;
+            Some((c, frames))
+        } else {
+            None
+        };
+        out.push(RIkRule {
+            rec: r,
+            attachment,
+            error,
+        });
+    }
+    Ok(out)
 }
 
 /// One `mstudioevent_t` (6.3).
@@ -516,6 +579,7 @@ fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String
             )?);
         }
     }
+    let ikrules = read_ik_rules(b, at, name, &a)?;
     Ok(RAnim {
         name: name.to_string(),
         rec: a,
@@ -523,6 +587,7 @@ fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String
         movements,
         sections,
         chains,
+        ikrules,
     })
 }
 

@@ -255,6 +255,24 @@ record!(
 );
 
 record!(
+    /// `mstudioikrule_t` (`source-animation.md` 3.4): one IK rule of an animation; its frames
+    /// as cycles, its error data relative to the record.
+    IkRule = 152 {
+        index: i32, r#type: i32, chain: i32, bone: i32, slot: i32, height: f32, radius: f32,
+        floor: f32, pos: Vector, q: Quaternion, compressedikerrorindex: i32, unused2: i32,
+        i_start: i32, ikerrorindex: i32, start: f32, peak: f32, tail: f32, end: f32,
+        unused3: f32, contact: f32, drop: f32, top: f32, unused6: i32, unused7: i32,
+        unused8: i32, szattachmentindex: i32, unused: [i32; 7],
+    }
+);
+
+record!(
+    /// `mstudiocompressedikerror_t` (3.4): six scales, then six offsets (from this record) of
+    /// the run-length streams of x, y, z and the Euler angles.
+    CompressedIkError = 36 { scale: [f32; 6], offset: [i16; 6] }
+);
+
+record!(
     /// `mstudioikchain_t` (source-sdk-2013 `public/studio.h`): name, link type, links.
     IkChainRec = 16 { sznameindex: i32, linktype: i32, numlinks: i32, linkindex: i32 }
 );
@@ -505,6 +523,8 @@ mod tests {
             Event,
             AutoLayer,
             IkLock,
+            IkRule,
+            CompressedIkError,
             PoseParamDesc,
             BoneController,
             BodyParts,

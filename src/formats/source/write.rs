@@ -108,6 +108,64 @@ fn write_face(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &mut StudioH
     o.align(4);
 }
 
+/// An animation's IK rules, each followed by its compressed error and attachment name, as the
+/// 2006 SDK's `WriteIkErrors` lays them out (`source-animation.md` 3.4): the rule records, then
+/// per rule with error data a `mstudiocompressedikerror_t`, its six streams, the attachment
+/// name (not in the string table: an included model reads it from here), aligned to 4. A rule
+/// without error data (an automatic `release`) has neither.
+fn write_ik_rules(a: &super::model::PAnim, o: &mut Out) {
+    let table = o.pos();
+    for r in &a.ikrules {
+        let [start, peak, tail, end, contact] = super::ikrule::cycles(r, a.num_frames);
+        o.put(&IkRule {
+            index: r.index,
+            r#type: r.kind,
+            chain: r.chain,
+            bone: r.bone,
+            slot: r.slot,
+            height: r.height,
+            radius: r.radius,
+            floor: r.floor,
+            pos: r.pos,
+            q: r.q,
+            i_start: r.frames[0],
+            start,
+            peak,
+            tail,
+            end,
+            contact,
+            ..Default::default()
+        });
+    }
+    for (j, r) in a.ikrules.iter().enumerate() {
+        let Some((scales, streams)) = &r.error else {
+            continue;
+        };
+        let rule_at = table + j * IkRule::SIZE;
+        let err_at = o.pos();
+        o.put_at(rule_at + 60, &((err_at - rule_at) as i32)); // compressedikerrorindex
+        let mut offsets = [0i16; 6];
+        let mut at = CompressedIkError::SIZE;
+        for (k, s) in streams.iter().enumerate() {
+            offsets[k] = i16::try_from(at).unwrap_or(i16::MAX);
+            at += s.len();
+        }
+        o.put(&CompressedIkError {
+            scale: *scales,
+            offset: offsets,
+        });
+        for s in streams {
+            o.bytes.extend_from_slice(s);
+        }
+        if !r.attachment.is_empty() {
+            o.put_at(rule_at + 120, &((o.pos() - rule_at) as i32)); // szattachmentindex
+            o.bytes.extend_from_slice(r.attachment.as_bytes());
+            o.bytes.push(0);
+        }
+        o.align(4);
+    }
+}
+
 /// Animation descriptions, their record chains and movements, sequences with their events,
 /// layers, weights and animation indices, and the transition nodes (`source-animation.md` §9.1
 /// rows 3–10).
@@ -155,6 +213,11 @@ fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &m
             }
         }
         o.align(4);
+        if !a.ikrules.is_empty() {
+            o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
+            o.put_at(at + 64, &rel(o)); // ikruleindex
+            write_ik_rules(a, o);
+        }
     }
     for (a, &at) in ap.anims.iter().zip(&anim_at) {
         if a.movements.is_empty() {
@@ -198,6 +261,7 @@ fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &m
             fadeouttime: s.fadeout,
             localentrynode: s.entry_node,
             localexitnode: s.exit_node,
+            numikrules: s.numikrules,
             nodeflags: s.nodeflags,
             numautolayers: s.autolayers.len() as i32,
             keyvaluesize: s.keyvalues.as_ref().map_or(0, |k| k.len() as i32 + 1),

@@ -1092,18 +1092,13 @@ impl<'t> Parser<'t, '_> {
             keyword: sp(lower(kw), kw),
             args: vec![self.name("an IK chain name")?],
         };
+        // the type: Valve's `Option_IKRule` takes the next word as the type whatever it is
+        // (an unknown one leaves the rule typeless, W0623 when the model is built)
         if let Some(ty) = self.same_line() {
-            match lower(ty).as_str() {
-                "touch" | "attachment" => {
-                    self.pos += 1;
-                    c.args.push(sp(lower(ty), ty));
-                    c.args.push(self.name("a name")?);
-                }
-                "footstep" | "release" | "unlatch" => {
-                    self.pos += 1;
-                    c.args.push(sp(lower(ty), ty));
-                }
-                _ => {}
+            self.pos += 1;
+            c.args.push(sp(lower(ty), ty));
+            if matches!(lower(ty).as_str(), "touch" | "attachment") {
+                c.args.push(self.name("a name")?);
             }
         }
         while let Some(w) = self.same_line() {
@@ -1111,7 +1106,10 @@ impl<'t> Parser<'t, '_> {
                 "height" | "target" | "floor" | "pad" | "radius" | "contact" => 1,
                 "range" => 4,
                 "fakeorigin" | "fakerotate" => 3,
-                "usesequence" | "usesource" | "bone" => 0,
+                "usesequence" | "usesource" => 0,
+                // Valve's compiler stores the word `bone` itself and leaves the name to be
+                // misread (`qc-source.md` §4.5); mdlc reads the name, which is what it means
+                "bone" => 1,
                 _ => break,
             };
             self.pos += 1;
