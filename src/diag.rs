@@ -572,6 +572,14 @@ codes! {
     BuildEmptyModel = "E0412", Error;
     /// the bone an `$ikchain` names has no parent or no grandparent
     BuildIkChainShort = "E0413", Error;
+    /// a line of a `$proceduralbones` file cannot be read
+    BuildProceduralSyntax = "E0423", Error;
+    /// a bone or attachment a procedural bone depends on is not in the model, or not where the file puts it
+    BuildProceduralBone = "E0424", Error;
+    /// a `$proceduralbones` file does not exist: the model is built without it, as Valve's compiler does
+    BuildProceduralMissing = "W0414", Warning;
+    /// a procedural bone is not in the model: its rule is dropped, as Valve's compiler drops it
+    BuildProceduralUnused = "W0415", Warning;
     /// `$ikautoplaylock` names an IK chain no `$ikchain` defines
     BuildUnknownIkChain = "E0414", Error;
     /// an eyeball or mouth names a bone that is not in the skeleton

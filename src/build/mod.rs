@@ -38,6 +38,7 @@ mod animations;
 mod face;
 mod materials;
 mod meshes;
+mod procedural;
 mod references;
 mod sequences;
 mod skeleton;
@@ -255,6 +256,12 @@ impl Builder<'_> {
 
         // 8. bone references
         let refs = self.resolve_references(&bones, &mirror_names, &parts);
+        let attachment_names: Vec<String> = refs
+            .attachments
+            .iter()
+            .map(|a| a.name.value.clone())
+            .collect();
+        let procedural_bones = self.procedural_bones(&bones, &attachment_names);
 
         let collision = match (&spec.collision, collision_file) {
             (Some(c), Some(i)) => self.loader.files.get(i).map(|l| Collision {
@@ -318,10 +325,12 @@ impl Builder<'_> {
             controllers: refs.controllers,
             mirror_bones: refs.mirror_bones,
             always_collapse: refs.always_collapse,
+            limit_rotations: refs.limit_rotations,
             collapse_bones: spec.collapse_bones,
             bone_merge: refs.bone_merge,
             ik_chains: refs.ik_chains,
             ik_autoplay_locks: refs.ik_autoplay_locks,
+            procedural_bones,
             root_bone: refs.root_bone,
             pivots: refs.pivots,
             eye_position: spec.eye_position.clone(),

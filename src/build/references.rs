@@ -19,6 +19,7 @@ pub(super) struct References {
     pub controllers: Vec<Controller>,
     pub mirror_bones: Vec<(BoneId, FileSpan)>,
     pub always_collapse: Vec<(BoneId, FileSpan)>,
+    pub limit_rotations: Vec<(BoneId, bool, FileSpan)>,
     pub bone_merge: Vec<(BoneId, FileSpan)>,
     pub root_bone: Option<(BoneId, FileSpan)>,
     pub pivots: Vec<(i32, Option<BoneId>, FileSpan)>,
@@ -144,6 +145,13 @@ impl Builder<'_> {
             .always_collapse
             .iter()
             .filter_map(|b| Some((r.may(b, "$alwayscollapse")?, loc(b.span))))
+            .collect();
+        let limit_rotations = spec
+            .limit_rotations
+            .iter()
+            .filter_map(|(b, seqs)| {
+                Some((r.must(b, "$limitrotation")?, !seqs.is_empty(), loc(b.span)))
+            })
             .collect();
         let bone_merge = spec
             .bone_merge
@@ -295,6 +303,7 @@ impl Builder<'_> {
             controllers,
             mirror_bones,
             always_collapse,
+            limit_rotations,
             bone_merge,
             root_bone,
             pivots,

@@ -114,11 +114,16 @@ pub struct Model {
     pub mirror_bones: Vec<(BoneId, FileSpan)>,
     /// `$alwayscollapse` (Source).
     pub always_collapse: Vec<(BoneId, FileSpan)>,
+    /// `$limitrotation` (Source): the bone, and whether sequences were named after it (then
+    /// Valve's compiler aligns to the rest pose only).
+    pub limit_rotations: Vec<(BoneId, bool, FileSpan)>,
     pub collapse_bones: bool,
     /// `$bonemerge` (Source).
     pub bone_merge: Vec<(BoneId, FileSpan)>,
     /// `$ikchain` (Source), in QC order.
     pub ik_chains: Vec<IkChain>,
+    /// `$proceduralbones` (Source): helper bones the engine poses from other bones.
+    pub procedural_bones: Vec<ProcBone>,
     /// `$ikautoplaylock` (Source): the chain (index in `ik_chains`) and the two weights.
     pub ik_autoplay_locks: Vec<(usize, f32, f32)>,
     /// `$root`.
@@ -511,6 +516,61 @@ pub struct Collision {
     pub skeleton: super::Skeleton,
     pub commands: Vec<AnimCommand>,
     pub span: FileSpan,
+}
+
+/// A procedural bone of `$proceduralbones` (`build::procedural`), bones resolved; values as the
+/// file gives them (the trigger positions before the control bone's share is added).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcBone {
+    pub bone: BoneId,
+    pub rule: ProcRule,
+    /// The name in the file.
+    pub span: FileSpan,
+}
+
+/// What poses a procedural bone (source-sdk-2013 `studio.h`, `STUDIO_PROC_*`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProcRule {
+    /// `<helper>`: from the control bone's local rotation, by the nearest triggers.
+    QuatInterp {
+        control: BoneId,
+        /// `<display>`'s distance ÷ 100: the share of the control bone's rest offset added to
+        /// every trigger position.
+        percentage: f32,
+        triggers: Vec<QuatTrigger>,
+    },
+    /// `<aimconstraint>`: turned to aim at an attachment or a bone.
+    AimAt {
+        parent: BoneId,
+        aim: AimTarget,
+        aim_vector: [f32; 3],
+        up_vector: [f32; 3],
+        base_pos: [f32; 3],
+    },
+    /// The older axis interpolation: six poses picked by the control bone's axis.
+    AxisInterp {
+        control: BoneId,
+        axis: i32,
+        pos: [[f32; 3]; 6],
+        quat: [[f32; 4]; 6],
+    },
+}
+
+/// One `<trigger>`: tolerance (radians), the control rotation that triggers, and the helper's
+/// pose then (position includes the `<basepos>`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuatTrigger {
+    pub tolerance: f32,
+    pub trigger: [f32; 4],
+    pub quat: [f32; 4],
+    pub pos: [f32; 3],
+}
+
+/// What an aim constraint aims at.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AimTarget {
+    Attachment(String),
+    Bone(BoneId),
 }
 
 /// An IK chain: its three bones from the first link (hip, shoulder) to the end (foot, hand),

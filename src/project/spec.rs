@@ -113,6 +113,8 @@ pub struct ProjectSpec {
     pub mirror_bones: Vec<Spanned<String>>,
     /// `$alwayscollapse bone` (Source).
     pub always_collapse: Vec<Spanned<String>>,
+    /// `$limitrotation bone [sequence…]` (Source): the bone, and the sequences named after it.
+    pub limit_rotations: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
     /// `$collapsebones` (Source).
     pub collapse_bones: bool,
     /// `$bonemerge bone` (Source).
@@ -183,6 +185,8 @@ pub struct ProjectSpec {
     pub ik_chains: Vec<IkChain>,
     /// `$ikautoplaylock` (Source).
     pub ik_autoplay_locks: Vec<IkAutoplayLock>,
+    /// `$proceduralbones file` (Source): `.vrd` or axis-interpolation files.
+    pub procedural_bones: Vec<FileRef>,
 
     // --- physics (written by a later issue) ----------------------------------------------------
     /// `$collisionmodel` / `$collisionjoints`.
@@ -481,6 +485,7 @@ impl ProjectSpec {
             rename_bones: Vec::new(),
             mirror_bones: Vec::new(),
             always_collapse: Vec::new(),
+            limit_rotations: Vec::new(),
             collapse_bones: false,
             bone_merge: Vec::new(),
             root_bone: None,
@@ -512,6 +517,7 @@ impl ProjectSpec {
             include_models: Vec::new(),
             ik_chains: Vec::new(),
             ik_autoplay_locks: Vec::new(),
+            procedural_bones: Vec::new(),
             collision: None,
             collision_text: String::new(),
             joint_surface_props: Vec::new(),

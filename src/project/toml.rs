@@ -80,7 +80,10 @@ const SKELETON_KEYS: &[&str] = &[
     "bone_merge",
     "pivots",
     "hit_groups",
+    "procedural_bones",
+    "limit_rotation",
 ];
+const LIMIT_ROTATION_KEYS: &[&str] = &["bone", "sequences"];
 const SEQ_SETTINGS_KEYS: &[&str] = &[
     "groups",
     "group_size_kb",
@@ -1049,6 +1052,19 @@ fn read_skeleton(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec) {
     spec.always_collapse = t.opt(cx, "always_collapse", strings).unwrap_or_default();
     spec.collapse_bones = t.flag(cx, "collapse_bones");
     spec.bone_merge = t.opt(cx, "bone_merge", strings).unwrap_or_default();
+    spec.limit_rotations = t
+        .opt(cx, "limit_rotation", |cx, v, w| {
+            array(cx, v, w, |cx, v, w| {
+                let t = table(cx, v, w, w, LIMIT_ROTATION_KEYS)?;
+                let bone = t.req(cx, "bone", string);
+                let seqs = t.opt(cx, "sequences", strings).unwrap_or_default();
+                Some((bone?, seqs))
+            })
+        })
+        .unwrap_or_default();
+    spec.procedural_bones = t
+        .opt(cx, "procedural_bones", |cx, v, w| array(cx, v, w, file_ref))
+        .unwrap_or_default();
     spec.pivots = t
         .opt(cx, "pivots", |cx, v, w| {
             array(cx, v, w, |cx, v, w| {

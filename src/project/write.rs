@@ -332,6 +332,8 @@ impl Writer<'_> {
             || !s.always_collapse.is_empty()
             || s.collapse_bones
             || !s.bone_merge.is_empty()
+            || !s.procedural_bones.is_empty()
+            || !s.limit_rotations.is_empty()
             || !s.pivots.is_empty()
             || !s.hit_groups.is_empty();
         if !any {
@@ -364,6 +366,20 @@ impl Writer<'_> {
         }
         if !s.bone_merge.is_empty() {
             self.kv("bone_merge", strs(&s.bone_merge));
+        }
+        if !s.limit_rotations.is_empty() {
+            let v = list(s.limit_rotations.iter().map(|(b, seqs)| {
+                let mut kv = vec![("bone", quote(&b.value))];
+                if !seqs.is_empty() {
+                    kv.push(("sequences", strs(seqs)));
+                }
+                inline(&kv)
+            }));
+            self.kv("limit_rotation", v);
+        }
+        if !s.procedural_bones.is_empty() {
+            let files: Vec<String> = s.procedural_bones.iter().map(|f| self.file(f)).collect();
+            self.kv("procedural_bones", format!("[{}]", files.join(", ")));
         }
         if !s.pivots.is_empty() {
             let v = list(s.pivots.iter().map(|(i, b)| {

@@ -1259,6 +1259,27 @@ impl<'t> Parser<'t, '_> {
                 self.spec.always_collapse.push(b);
             }
             "$collapsebones" => self.spec.collapse_bones = true,
+            "$limitrotation" => {
+                self.usage = "$limitrotation bone [sequence…]";
+                let b = self.name("a bone name")?;
+                let mut seqs = Vec::new();
+                while let Some(t) = self.same_line() {
+                    self.pos += 1;
+                    seqs.push(sp(t.text.clone(), t));
+                }
+                self.spec.limit_rotations.push((b, seqs));
+            }
+            "$proceduralbones" => {
+                self.usage = "$proceduralbones file";
+                let f = self.arg("a procedural bones file")?;
+                // read as written: Valve's compiler adds no extension
+                let fr = FileRef {
+                    written: f.text.clone(),
+                    path: resolve_path(&self.src_base(), &f.text.replace('\\', "/")),
+                    span: Loc(f.span),
+                };
+                self.spec.procedural_bones.push(fr);
+            }
             "$bonemerge" => {
                 self.usage = "$bonemerge bone";
                 let b = self.name("a bone name")?;
@@ -1413,12 +1434,10 @@ impl<'t> Parser<'t, '_> {
             // a later compiler's explicit controller UI records; mdlc makes them from the
             // controllers' names (right_/left_ pairs) as those compilers do without it
             "$flexcontrollerui" => (0, true, Blk::A, "$flexcontrollerui name { … }"),
-            "$proceduralbones" => (1, false, Blk::None, "$proceduralbones file"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
             "$forcerealign" => (5, false, Blk::None, "$forcerealign bone skip rx ry rz"),
             "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
             "$screenalign" => (2, false, Blk::None, "$screenalign bone sphere|cylinder"),
-            "$limitrotation" => (1, true, Blk::None, "$limitrotation bone [sequence…]"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
             "$qcassert" => (1, true, Blk::None, "$qcassert condition arguments…"),

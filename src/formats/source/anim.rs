@@ -440,6 +440,28 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
         return None;
     }
 
+    // --- `$limitrotation` (after the animations are processed, as `limitBoneRotations`) ---
+    let alignments: Vec<(usize, [f32; 4])> = model
+        .limit_rotations
+        .iter()
+        .filter_map(|(b, with_sequences, _)| {
+            let k = cx.ir_to_out.get(b.index()).copied().flatten()?;
+            let mut q = math::euler_quat(cx.bones.get(k)?.rot);
+            if !with_sequences {
+                for a in anims
+                    .iter()
+                    .filter(|a| a.flags & DELTA == 0 && a.num_frames > 3)
+                {
+                    // `QuaternionAdd`: the sum of q and the animation's middle, aligned to q
+                    let m = math::quat_align(q, rotation_middle(a, k, nb));
+                    q = [q[0] + m[0], q[1] + m[1], q[2] + m[2], q[3] + m[3]];
+                }
+                q = normalise_or_keep(q);
+            }
+            Some((k, q))
+        })
+        .collect();
+
     // --- IK rules (§3.4, §6.8) ---------------------------------------------------------------------
     if !cx.static_prop && !cx.ik_chains.is_empty() {
         let seq_anims: Vec<(Vec<usize>, FileSpan)> = model
@@ -543,6 +565,7 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             .iter()
             .map(|m| format!("models/{}", m.value))
             .collect(),
+        alignments,
     })
 }
 
@@ -905,6 +928,71 @@ fn process(
                 }
             }
         }
+    }
+}
+
+/// The middle of the rotations bone `k` sweeps in animation `a` (2006 SDK
+/// `findAnimQuaternionAlignment`): the two rotations farthest from a running middle on either
+/// side, the middle re-taken halfway between them after every frame.
+fn rotation_middle(a: &PAnim, k: usize, nb: usize) -> [f32; 4] {
+    let dot = |p: [f32; 4], q: [f32; 4]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] * q[3];
+    let at = |j: usize| math::euler_quat(a.frames.get(j * nb + k).copied().unwrap_or_default().rot);
+    let mut base = at(0);
+    let (mut q_min, mut q_max) = (base, base);
+    let (mut d_min, mut d_max) = (1.0f32, 1.0f32);
+    for j in 1..a.num_frames {
+        let q = math::quat_align(base, at(j));
+        let d0 = dot(q, base);
+        if dot(q, q_min) >= d0 {
+            if d0 < d_min {
+                q_min = q;
+                // (the SDK also stores d0 as the new distances; both are re-taken below)
+                if d_max == 1.0 {
+                    q_max = math::quat_align(base, quat::ma(base, -0.01, q_min));
+                }
+            }
+        } else if dot(q, q_max) >= d0 && d0 < d_max {
+            q_max = q;
+        }
+        base = slerp_no_align(q_min, q_max, 0.5);
+        d_min = dot(base, q_min);
+        d_max = dot(base, q_max);
+    }
+    base
+}
+
+/// `QuaternionSlerpNoAlign` (source-sdk-2013 `mathlib`), its opposite-quaternion case included.
+fn slerp_no_align(p: [f32; 4], q: [f32; 4], t: f32) -> [f32; 4] {
+    let cosom = p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] * q[3];
+    if 1.0 + cosom > 0.000_001 {
+        let (sp, sq) = if 1.0 - cosom > 0.000_001 {
+            let omega = cosom.acos();
+            let s = omega.sin();
+            (((1.0 - t) * omega).sin() / s, (t * omega).sin() / s)
+        } else {
+            (1.0 - t, t)
+        };
+        [0, 1, 2, 3].map(|i| sp * p[i] + sq * q[i])
+    } else {
+        let r = [-q[1], q[0], -q[3], q[2]];
+        let sp = ((1.0 - t) * std::f32::consts::FRAC_PI_2).sin();
+        let sq = (t * std::f32::consts::FRAC_PI_2).sin();
+        [
+            sp * p[0] + sq * r[0],
+            sp * p[1] + sq * r[1],
+            sp * p[2] + sq * r[2],
+            r[3],
+        ]
+    }
+}
+
+/// `QuaternionNormalize`: a zero quaternion stays as it is.
+fn normalise_or_keep(q: [f32; 4]) -> [f32; 4] {
+    let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    if l > 0.0 {
+        q.map(|c| c / l)
+    } else {
+        q
     }
 }
 

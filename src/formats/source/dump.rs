@@ -233,8 +233,10 @@ pub fn to_json(files: &Files, problems: &[String]) -> Value {
                     "flags": jflags(r.flags, BONE_FLAGS),
                     "pos": jv(&r.pos), "quat": jv(&r.quat), "rot": jv(&r.rot),
                     "posscale": jv(&r.posscale), "rotscale": jv(&r.rotscale),
+                    "q_alignment": jv(&r.q_alignment),
                     "pose_to_bone": r.pose_to_bone.iter().map(|row| jv(row)).collect::<Vec<_>>(),
                     "proctype": r.proctype, "physicsbone": r.physicsbone, "contents": r.contents,
+                    "procedural": b.procedural.as_ref().map(proc_json),
                 })
             }).collect::<Vec<_>>(),
             "textures": m.textures.iter().zip(&m.texture_recs).map(|(n, t)| json!({
@@ -448,6 +450,37 @@ pub fn to_text(files: &Files, problems: &[String]) -> String {
                 "      proctype {}  physicsbone {}  contents 0x{:x}",
                 r.proctype, r.physicsbone, r.contents
             );
+        }
+        if let Some(p) = &b.procedural {
+            use super::read::RProc;
+            let text = match p {
+                RProc::AxisInterp(a) => format!(
+                    "axis interpolation: control `{}`, axis {}",
+                    name_of_bone(m, a.control),
+                    a.axis
+                ),
+                RProc::QuatInterp(q, t) => format!(
+                    "quaternion interpolation: control `{}`, {} trigger{}",
+                    name_of_bone(m, q.control),
+                    t.len(),
+                    if t.len() == 1 { "" } else { "s" }
+                ),
+                RProc::AimAt(a) => format!(
+                    "aim at {} {}: parent `{}`, aim vector {}, up vector {}, base {}",
+                    if r.proctype == 4 {
+                        "attachment"
+                    } else {
+                        "bone"
+                    },
+                    a.aim,
+                    name_of_bone(m, a.parent),
+                    fv(&a.aimvector),
+                    fv(&a.upvector),
+                    fv(&a.basepos)
+                ),
+                RProc::Other(k) => format!("procedural type {k} (not decoded)"),
+            };
+            let _ = writeln!(s, "      {text}");
         }
     }
 
@@ -686,6 +719,29 @@ fn name_at<T>(list: &[T], i: i32, name: impl Fn(&T) -> &str) -> String {
         .ok()
         .and_then(|i| list.get(i))
         .map_or_else(|| "-".into(), |x| name(x).to_string())
+}
+
+fn proc_json(p: &super::read::RProc) -> Value {
+    use super::read::RProc;
+    match p {
+        RProc::AxisInterp(a) => json!({
+            "kind": "axisinterp", "control": a.control, "axis": a.axis,
+            "pos": a.pos.iter().map(|v| jv(v)).collect::<Vec<_>>(),
+            "quat": a.quat.iter().map(|v| jv(v)).collect::<Vec<_>>(),
+        }),
+        RProc::QuatInterp(q, t) => json!({
+            "kind": "quatinterp", "control": q.control,
+            "triggers": t.iter().map(|t| json!({
+                "inv_tolerance": jf(t.inv_tolerance), "trigger": jv(&t.trigger),
+                "pos": jv(&t.pos), "quat": jv(&t.quat),
+            })).collect::<Vec<_>>(),
+        }),
+        RProc::AimAt(a) => json!({
+            "kind": "aimat", "parent": a.parent, "aim": a.aim, "aimvector": jv(&a.aimvector),
+            "upvector": jv(&a.upvector), "basepos": jv(&a.basepos),
+        }),
+        RProc::Other(k) => json!({ "kind": "unknown", "proctype": k }),
+    }
 }
 
 fn name_of_anim(m: &Mdl, a: i32) -> String {

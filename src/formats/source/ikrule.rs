@@ -673,7 +673,7 @@ fn errors_of(
                 r.pos = [w[b][0][3], w[b][1][3], w[b][2][3]];
                 r.q = math::matrix_quat(&w[b]);
             }
-            let target_rot = quat_rotation(r.q);
+            let target_rot = math::quat_matrix(r.q, [0.0; 3]);
             for (k, e) in errors.iter_mut().enumerate() {
                 let t = start + k as i32;
                 let w = world(t, diags)?;
@@ -746,32 +746,6 @@ fn errors_of(
         attachment: r.attachment.clone(),
         error,
     })
-}
-
-/// The rotation of a quaternion as a matrix (a zero quaternion, as an unset rule has, is no
-/// rotation, as `QuaternionAngles` makes it).
-fn quat_rotation(q: [f32; 4]) -> M34 {
-    let [x, y, z, w] = q;
-    [
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y - w * z),
-            2.0 * (x * z + w * y),
-            0.0,
-        ],
-        [
-            2.0 * (x * y + w * z),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z - w * x),
-            0.0,
-        ],
-        [
-            2.0 * (x * z - w * y),
-            2.0 * (y * z + w * x),
-            1.0 - 2.0 * (x * x + y * y),
-            0.0,
-        ],
-    ]
 }
 
 fn with_pos(mut m: M34, p: [f32; 3]) -> M34 {

@@ -103,6 +103,31 @@ pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
 }
 
 /// `align(p, q)` of `source-animation.md` §1.3: `q` or `−q`, whichever is closer to `p`.
+/// The rotation matrix of a quaternion (`QuaternionMatrix`; a zero quaternion gives no rotation).
+pub fn quat_matrix(q: [f32; 4], pos: [f32; 3]) -> M34 {
+    let [x, y, z, w] = q;
+    [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - w * z),
+            2.0 * (x * z + w * y),
+            pos[0],
+        ],
+        [
+            2.0 * (x * y + w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - w * x),
+            pos[1],
+        ],
+        [
+            2.0 * (x * z - w * y),
+            2.0 * (y * z + w * x),
+            1.0 - 2.0 * (x * x + y * y),
+            pos[2],
+        ],
+    ]
+}
+
 /// The rotation of a matrix as a quaternion, by the largest of trace and diagonal
 /// (source-sdk-2013 `mathlib`, `MatrixAngles( matrix, Quaternion &, Vector & )`), so that
 /// a compiler's stored quaternion has Valve's sign.

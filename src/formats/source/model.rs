@@ -7,7 +7,10 @@
 use super::animcodec::{Encoded, LocalPose};
 use super::face::{PEyeball, PFace};
 use super::math::M34;
-use super::records::{VtxBoneStateChange, VtxStrip, VtxStripGroup, VtxVertex};
+use super::records::{
+    AimAtBone, AxisInterpBone, QuatInterpInfo, VtxBoneStateChange, VtxStrip, VtxStripGroup,
+    VtxVertex,
+};
 use super::strips::Variant;
 
 pub struct PBone {
@@ -137,6 +140,37 @@ pub struct SourceModel {
     pub physics: Option<super::physics::PhysPlan>,
     /// Each bone's surface property (`$jointsurfaceprop`, else the model's).
     pub bone_surface_props: Vec<String>,
+    /// `$proceduralbones`, in the order the files give them.
+    pub procedural: Vec<PProc>,
+}
+
+/// A procedural bone as written (`STUDIO_PROC_*` of source-sdk-2013 `studio.h`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PProc {
+    pub bone: usize,
+    pub rule: PProcRule,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PProcRule {
+    /// `STUDIO_PROC_AXISINTERP`.
+    AxisInterp(AxisInterpBone),
+    /// `STUDIO_PROC_QUATINTERP`: the control bone and the triggers.
+    QuatInterp(i32, Vec<QuatInterpInfo>),
+    /// `STUDIO_PROC_AIMATBONE` (`false`) or `STUDIO_PROC_AIMATATTACH` (`true`).
+    AimAt(AimAtBone, bool),
+}
+
+impl PProcRule {
+    /// `mstudiobone_t.proctype`.
+    pub fn proctype(&self) -> i32 {
+        match self {
+            PProcRule::AxisInterp(_) => 1,
+            PProcRule::QuatInterp(..) => 2,
+            PProcRule::AimAt(_, false) => 3,
+            PProcRule::AimAt(_, true) => 4,
+        }
+    }
 }
 
 /// One VTX variant's strip groups: `groups[model][lod][mesh]`.
@@ -284,6 +318,8 @@ pub struct AnimPlan {
     pub scales: Vec<([f32; 3], [f32; 3])>,
     /// `$includemodel` files, `models/` prepended (§8.2).
     pub include_models: Vec<String>,
+    /// `$limitrotation`: bones with BONE_FIXED_ALIGNMENT and their `qAlignment`.
+    pub alignments: Vec<(usize, [f32; 4])>,
 }
 
 // --- VTX ---------------------------------------------------------------------------------------

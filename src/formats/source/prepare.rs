@@ -6,15 +6,16 @@
 use crate::formats::hash::{FastMap, FastSet};
 
 use crate::diag::{Code, Diagnostic};
-use crate::ir::model::{BodyOption, MeshId, Model};
+use crate::ir::model::{AimTarget, BodyOption, MeshId, Model, ProcRule};
 use crate::ir::BoneId;
 
 use super::face;
 use super::math::{self, Aabb, M34};
 use super::model::{
-    PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel, PVertex,
-    SourceModel, VtxStrips,
+    PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel, PProc, PProcRule,
+    PVertex, SourceModel, VtxStrips,
 };
+use super::records::{AimAtBone, AxisInterpBone, QuatInterpInfo};
 use super::strips::{self, Variant};
 
 /// Largest number of vertices one mesh may have (`origMeshVertID` is a u16).
@@ -320,6 +321,22 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     }
     for c in &model.ik_chains {
         mark(c.bones[2], &mut keep);
+    }
+    // procedural bones and the bones they follow are kept whether or not they carry vertices
+    // (2006 SDK `TagProceduralBones`)
+    for p in &model.procedural_bones {
+        mark(p.bone, &mut keep);
+        match &p.rule {
+            ProcRule::QuatInterp { control, .. } | ProcRule::AxisInterp { control, .. } => {
+                mark(*control, &mut keep)
+            }
+            ProcRule::AimAt { parent, aim, .. } => {
+                mark(*parent, &mut keep);
+                if let AimTarget::Bone(b) = aim {
+                    mark(*b, &mut keep);
+                }
+            }
+        }
     }
     for s in &model.hitbox_sets {
         for h in &s.boxes {
@@ -801,6 +818,21 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             });
         }
     }
+    let procedural = procedural_bones(model, &bones, &attachments, &out_bone);
+    for p in &procedural {
+        if let Some(f) = flags.get_mut(p.bone) {
+            *f |= 0x4; // BONE_ALWAYS_PROCEDURAL
+        }
+    }
+    // a helper's uses go up its own and its control bone's chains (2006 SDK
+    // `MarkProceduralBoneChain`, which runs before the hit boxes are flagged)
+    for p in &procedural {
+        if let PProcRule::QuatInterp(control, _) = &p.rule {
+            let used = flags.get(p.bone).copied().unwrap_or(0) & 0x0007_ff00;
+            set(&mut flags, *control as usize, used);
+            set(&mut flags, p.bone, used);
+        }
+    }
     for s in &hitbox_sets {
         for h in &s.boxes {
             set(&mut flags, h.bone, 0x100);
@@ -982,6 +1014,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     });
     let strips = strip_groups(&body_parts, num_lods, static_prop);
     Some(SourceModel {
+        procedural,
         name,
         static_prop,
         flags,
@@ -1027,6 +1060,84 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
 
 /// The VTX strip groups of every variant: `[model][lod][mesh]`, models in body part order
 /// (`source-geometry.md` §8.3–§8.4).
+/// The procedural bones' records (2006 SDK `RemapProceduralBones` and `WriteBoneInfo`): each
+/// trigger's position gains the control bone's rest offset × the `<display>` share, and its
+/// rotations are taken through a matrix as Valve's compiler takes them (mdlc does not realign
+/// bones, so the realignment it applies there is none).
+fn procedural_bones(
+    model: &Model,
+    bones: &[PBone],
+    attachments: &[PAttachment],
+    out_bone: &dyn Fn(BoneId) -> usize,
+) -> Vec<PProc> {
+    let canon = |q: [f32; 4]| math::matrix_quat(&math::quat_matrix(q, [0.0; 3]));
+    model
+        .procedural_bones
+        .iter()
+        .filter_map(|p| {
+            let bone = out_bone(p.bone);
+            let rule = match &p.rule {
+                ProcRule::QuatInterp {
+                    control,
+                    percentage,
+                    triggers,
+                } => {
+                    let c = out_bone(*control);
+                    let offset = bones.get(c).map_or([0.0; 3], |b| b.pos);
+                    PProcRule::QuatInterp(
+                        c as i32,
+                        triggers
+                            .iter()
+                            .map(|t| QuatInterpInfo {
+                                inv_tolerance: 1.0 / t.tolerance,
+                                trigger: canon(t.trigger),
+                                pos: math::add(t.pos, math::scale(offset, *percentage)),
+                                quat: canon(t.quat),
+                            })
+                            .collect(),
+                    )
+                }
+                ProcRule::AimAt {
+                    parent,
+                    aim,
+                    aim_vector,
+                    up_vector,
+                    base_pos,
+                } => {
+                    let (aim, attach) = match aim {
+                        AimTarget::Bone(b) => (out_bone(*b) as i32, false),
+                        AimTarget::Attachment(n) => {
+                            (attachments.iter().position(|a| a.name == *n)? as i32, true)
+                        }
+                    };
+                    PProcRule::AimAt(
+                        AimAtBone {
+                            parent: out_bone(*parent) as i32,
+                            aim,
+                            aimvector: *aim_vector,
+                            upvector: *up_vector,
+                            basepos: *base_pos,
+                        },
+                        attach,
+                    )
+                }
+                ProcRule::AxisInterp {
+                    control,
+                    axis,
+                    pos,
+                    quat,
+                } => PProcRule::AxisInterp(AxisInterpBone {
+                    control: out_bone(*control) as i32,
+                    axis: *axis,
+                    pos: *pos,
+                    quat: *quat,
+                }),
+            };
+            Some(PProc { bone, rule })
+        })
+        .collect()
+}
+
 fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) -> Vec<VtxStrips> {
     let models: Vec<&PModel> = body_parts.iter().flat_map(|b| b.models.iter()).collect();
     // which vertices move, per model and mesh: once, for every variant and LOD

@@ -23,6 +23,39 @@ pub struct RBodyPart {
 pub struct RBone {
     pub name: String,
     pub rec: Bone,
+    /// The procedural record `procindex` points at, by `proctype`.
+    pub procedural: Option<RProc>,
+}
+
+/// A procedural bone's record (source-sdk-2013 `studio.h`).
+pub enum RProc {
+    AxisInterp(AxisInterpBone),
+    QuatInterp(QuatInterpBone, Vec<QuatInterpInfo>),
+    AimAt(AimAtBone),
+    /// A `proctype` this reader does not know (jiggle bones).
+    Other(i32),
+}
+
+fn read_proc(b: &[u8], at: i64, rec: &Bone) -> Result<Option<RProc>, String> {
+    if rec.proctype == 0 || rec.procindex == 0 {
+        return Ok(None);
+    }
+    let p = at + rec.procindex as i64;
+    Ok(Some(match rec.proctype {
+        1 => RProc::AxisInterp(read(b, p, "mstudioaxisinterpbone_t")?),
+        2 => {
+            let q: QuatInterpBone = read(b, p, "mstudioquatinterpbone_t")?;
+            let t = read_array(
+                b,
+                p + q.triggerindex as i64,
+                count(q.numtriggers, 1024, "trigger")?,
+                "mstudioquatinterpinfo_t",
+            )?;
+            RProc::QuatInterp(q, t)
+        }
+        3 | 4 => RProc::AimAt(read(b, p, "mstudioaimatbone_t")?),
+        k => RProc::Other(k),
+    }))
 }
 
 pub struct RAttachment {
@@ -285,6 +318,7 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         let rec: Bone = read(b, at, "bone")?;
         bones.push(RBone {
             name: read_cstr(b, at + rec.sznameindex as i64)?,
+            procedural: read_proc(b, at, &rec)?,
             rec,
         });
     }

@@ -255,6 +255,26 @@ record!(
 );
 
 record!(
+    /// `mstudioquatinterpbone_t` (source-sdk-2013 `studio.h`): control bone, triggers.
+    QuatInterpBone = 12 { control: i32, numtriggers: i32, triggerindex: i32 }
+);
+
+record!(
+    /// `mstudioquatinterpinfo_t`: one trigger of a quaternion-interpolated bone.
+    QuatInterpInfo = 48 { inv_tolerance: f32, trigger: Quaternion, pos: Vector, quat: Quaternion }
+);
+
+record!(
+    /// `mstudioaimatbone_t`: parent, aim (attachment or bone), aim and up vectors, base position.
+    AimAtBone = 44 { parent: i32, aim: i32, aimvector: Vector, upvector: Vector, basepos: Vector }
+);
+
+record!(
+    /// `mstudioaxisinterpbone_t`: control bone, axis, six poses.
+    AxisInterpBone = 176 { control: i32, axis: i32, pos: [Vector; 6], quat: [Quaternion; 6] }
+);
+
+record!(
     /// `mstudioikrule_t` (`source-animation.md` 3.4): one IK rule of an animation; its frames
     /// as cycles, its error data relative to the record.
     IkRule = 152 {
@@ -525,6 +545,10 @@ mod tests {
             IkLock,
             IkRule,
             CompressedIkError,
+            QuatInterpBone,
+            QuatInterpInfo,
+            AimAtBone,
+            AxisInterpBone,
             PoseParamDesc,
             BoneController,
             BodyParts,

@@ -108,6 +108,59 @@ fn write_face(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &mut StudioH
     o.align(4);
 }
 
+/// The procedural bones' records after the bones, as the 2006 SDK's `WriteBoneInfo` lays them
+/// out (`source-geometry.md` §9.1 row 4): the axis-interpolation records, then the
+/// quaternion-interpolation records followed by each one's triggers, then the aim records, each
+/// array aligned to 4; every bone's `proctype` and `procindex` (relative to the bone) point at
+/// its record.
+fn write_procedural(plan: &SourceModel, bone_at: usize, o: &mut Out) {
+    use super::model::PProcRule;
+    let link = |o: &mut Out, bone: usize, rec: usize, kind: i32| {
+        let b = bone_at + bone * Bone::SIZE;
+        o.put_at(b + 164, &kind); // proctype
+        o.put_at(b + 168, &(rec as i32 - b as i32)); // procindex
+    };
+    for p in &plan.procedural {
+        if let PProcRule::AxisInterp(r) = &p.rule {
+            let at = o.put(r);
+            link(o, p.bone, at, p.rule.proctype());
+        }
+    }
+    o.align(4);
+    let quats: Vec<(usize, i32, &Vec<QuatInterpInfo>)> = plan
+        .procedural
+        .iter()
+        .filter_map(|p| match &p.rule {
+            PProcRule::QuatInterp(c, t) => Some((p.bone, *c, t)),
+            _ => None,
+        })
+        .collect();
+    let table = o.pos();
+    for &(bone, control, triggers) in &quats {
+        let at = o.put(&QuatInterpBone {
+            control,
+            numtriggers: triggers.len() as i32,
+            triggerindex: 0,
+        });
+        link(o, bone, at, 2);
+    }
+    o.align(4);
+    for (k, &(_, _, triggers)) in quats.iter().enumerate() {
+        let rec = table + k * QuatInterpBone::SIZE;
+        o.put_at(rec + 8, &((o.pos() - rec) as i32)); // triggerindex
+        for t in triggers {
+            o.put(t);
+        }
+    }
+    for p in &plan.procedural {
+        if let PProcRule::AimAt(r, _) = &p.rule {
+            let at = o.put(r);
+            link(o, p.bone, at, p.rule.proctype());
+        }
+    }
+    o.align(4);
+}
+
 /// An animation's IK rules, each followed by its compressed error and attachment name, as the
 /// 2006 SDK's `WriteIkErrors` lays them out (`source-animation.md` 3.4): the rule records, then
 /// per rule with error data a `mstudiocompressedikerror_t`, its six streams, the attachment
@@ -387,6 +440,7 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
             [128.0 / 32767.0; 3],
             [std::f32::consts::FRAC_PI_8 / 32767.0; 3],
         ));
+        let alignment = plan.anim.alignments.iter().find(|a| a.0 == i);
         let at = o.put(&Bone {
             parent: b.parent.map(|p| p as i32).unwrap_or(-1),
             bonecontroller: [-1; 6],
@@ -396,7 +450,9 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
             posscale: scales.0,
             rotscale: scales.1,
             pose_to_bone: b.pose_to_bone,
-            flags: b.flags,
+            // `$limitrotation`: the engine aligns this bone's rotations to `qAlignment`
+            q_alignment: alignment.map_or([0.0; 4], |a| a.1),
+            flags: b.flags | if alignment.is_some() { 0x0010_0000 } else { 0 },
             contents: plan.contents,
             physicsbone: plan
                 .physics
@@ -410,6 +466,7 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
         st.add(field(at, 176), at, prop);
     }
     o.align(4);
+    write_procedural(plan, h.boneindex as usize, &mut o);
     h.bonecontrollerindex = o.pos() as i32;
     h.numlocalattachments = plan.attachments.len() as i32;
     h.localattachmentindex = o.pos() as i32;
