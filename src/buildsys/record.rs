@@ -5,7 +5,7 @@
 //! DIR`'s `models` folder, or the current folder), named by a hash of the project path as given
 //! and the options that change outputs. It is written with the outputs, atomically, and only
 //! after a build without errors. A project is up to date when its record exists and parses,
-//! was written by this version of mdlc with the same options, every input has the content it
+//! was written by this build of mdlc (its version and executable, [`tool_id`]) with the same options, every input has the content it
 //! had (a file whose size and modification time are those recorded, and older than the build
 //! that recorded it, is taken as unchanged without reading it; any other is hashed), and every
 //! output still has the content written. Anything else — no record, a corrupt or foreign one,
@@ -135,7 +135,7 @@ pub fn up_to_date(path: &Path, options: &str) -> Option<Record> {
     let text = std::fs::read(path).ok()?;
     let record: Record = serde_json::from_slice(&text).ok()?;
     if record.format != FORMAT
-        || record.mdlc != env!("CARGO_PKG_VERSION")
+        || tool_id() != Some(record.mdlc.as_str())
         || record.options != options
         || record.outputs.is_empty()
     {
@@ -157,6 +157,25 @@ pub fn up_to_date(path: &Path, options: &str) -> Option<Record> {
         .then_some(record)
 }
 
+/// Which mdlc wrote a record: its version, and the size and modification time of its
+/// executable, so that another build of the same version (a newer commit, another compiler,
+/// which may write other outputs) does not take this one's outputs as up to date. `None` when
+/// the executable cannot be found: then no record is trusted.
+pub fn tool_id() -> Option<&'static str> {
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        let m = std::fs::metadata(exe).ok()?;
+        Some(format!(
+            "{}+{}.{}",
+            env!("CARGO_PKG_VERSION"),
+            m.len(),
+            nanos(m.modified().ok()?)
+        ))
+    })
+    .as_deref()
+}
+
 /// A new record.
 pub fn new_record(
     options: String,
@@ -168,7 +187,10 @@ pub fn new_record(
 ) -> Record {
     Record {
         format: FORMAT,
-        mdlc: env!("CARGO_PKG_VERSION").to_string(),
+        mdlc: tool_id().map_or_else(
+            || format!("{}+unknown", env!("CARGO_PKG_VERSION")),
+            str::to_string,
+        ),
         options,
         started_ns: nanos(started),
         target: target.to_string(),
