@@ -788,7 +788,42 @@ pub fn ninja_file(
             continue;
         }
         seen.insert(main.components().collect(), path);
-        text.push_str(&format!("build {}: mdlc {}\n", escape(&main), escape(path)));
+        // the other files the build writes, as implicit outputs: deleting one makes Ninja
+        // run the build again (GoldSrc sequence-group files depend on the animations' sizes
+        // and are left out)
+        let mut others: Vec<std::path::PathBuf> = Vec::new();
+        let with = |suffix: &str| {
+            let mut s = main.clone().into_os_string();
+            let stem_len = s.len() - ".mdl".len();
+            let mut t = s.to_string_lossy()[..stem_len].to_string();
+            t.push_str(suffix);
+            s.clear();
+            s.push(t);
+            std::path::PathBuf::from(s)
+        };
+        match spec.target.target() {
+            Target::Source => {
+                for suffix in [".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx"] {
+                    others.push(with(suffix));
+                }
+                if spec.collision.is_some() {
+                    others.push(with(".phy"));
+                }
+            }
+            Target::GoldSrc => {
+                if spec.external_textures {
+                    others.push(with("T.mdl"));
+                }
+            }
+        }
+        let implicit: String = others.iter().map(|p| format!(" {}", escape(p))).collect();
+        text.push_str(&format!(
+            "build {}{}{}: mdlc {}\n",
+            escape(&main),
+            if others.is_empty() { "" } else { " |" },
+            implicit,
+            escape(path)
+        ));
     }
     ninja.text = text;
     ninja

@@ -732,3 +732,68 @@ fn make_rebuilds_through_the_depfile() {
     assert!(make().contains("mdlc: wrote build/models/test/anim_chain.mdl"));
     assert!(make().contains("Nothing to be done"));
 }
+
+/// A Source project's Ninja edge names every file the build writes: the `.mdl`, and as implicit
+/// outputs the `.vvd`, the three `.vtx` and, with a collision model, the `.phy`. Deleting the
+/// `.phy` makes Ninja run the build again, which writes it back.
+#[test]
+fn ninja_edges_name_every_output() {
+    if !have_tool("ninja") {
+        return;
+    }
+    let dir = scratch("ninja-outputs");
+    let src = dir.join("src");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/physics"),
+        &src,
+    );
+    run(
+        &src,
+        &[
+            "ninja",
+            "automass.qc",
+            "-o",
+            "../out",
+            "--file",
+            "build.ninja",
+        ],
+    );
+    let text = std::fs::read_to_string(src.join("build.ninja")).unwrap();
+    let edge = text
+        .lines()
+        .find(|l| l.starts_with("build "))
+        .unwrap()
+        .to_string();
+    let (outputs, _) = edge.split_once(": mdlc ").unwrap();
+    let (main, implicit) = outputs.split_once(" | ").unwrap();
+    assert_eq!(main, "build ../out/physics/automass.mdl");
+    let implicit: Vec<&str> = implicit.split(' ').collect();
+    assert_eq!(
+        implicit,
+        [
+            "../out/physics/automass.vvd",
+            "../out/physics/automass.dx90.vtx",
+            "../out/physics/automass.dx80.vtx",
+            "../out/physics/automass.sw.vtx",
+            "../out/physics/automass.phy"
+        ]
+    );
+    let ninja = || {
+        let o = std::process::Command::new("ninja")
+            .current_dir(&src)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    ninja();
+    for f in &implicit {
+        assert!(src.join(f).is_file(), "{f} was not written");
+    }
+    assert!(ninja().contains("no work to do"));
+    std::fs::remove_file(src.join(implicit[4])).unwrap();
+    let again = ninja();
+    assert!(again.contains("mdlc build"), "{again}");
+    assert!(src.join(implicit[4]).is_file());
+    assert!(ninja().contains("no work to do"));
+}
