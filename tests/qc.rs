@@ -428,7 +428,7 @@ fn a_deeply_nested_skin_block_is_one_error() {
 fn not_carried_commands_warn_and_are_listed() {
     let (d, s) = parse(
         "$cdmaterials \"x\"\n$jigglebone tail { is_flexible { length 10 } }\n\
-         $realignbones\n$lockbonelengths\n",
+         $realignbones\n$declareanimation \"a\"\n",
     );
     assert_eq!(codes(&d), ["W0220", "W0220", "W0220"]);
     assert_eq!(
@@ -436,7 +436,7 @@ fn not_carried_commands_warn_and_are_listed() {
             .iter()
             .map(|n| n.value.as_str())
             .collect::<Vec<_>>(),
-        ["$jigglebone", "$realignbones", "$lockbonelengths"]
+        ["$jigglebone", "$realignbones", "$declareanimation"]
     );
     assert_eq!(d[0].message, "`$jigglebone` is not supported yet; ignored");
 }

@@ -327,6 +327,7 @@ impl Builder<'_> {
             always_collapse: refs.always_collapse,
             limit_rotations: refs.limit_rotations,
             collapse_bones: spec.collapse_bones,
+            lock_bone_lengths: spec.lock_bone_lengths,
             bone_merge: refs.bone_merge,
             ik_chains: refs.ik_chains,
             ik_autoplay_locks: refs.ik_autoplay_locks,

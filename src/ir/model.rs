@@ -118,6 +118,8 @@ pub struct Model {
     /// Valve's compiler aligns to the rest pose only).
     pub limit_rotations: Vec<(BoneId, bool, FileSpan)>,
     pub collapse_bones: bool,
+    /// `$lockbonelengths` (Source).
+    pub lock_bone_lengths: bool,
     /// `$bonemerge` (Source).
     pub bone_merge: Vec<(BoneId, FileSpan)>,
     /// `$ikchain` (Source), in QC order.

@@ -117,6 +117,8 @@ pub struct ProjectSpec {
     pub limit_rotations: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
     /// `$collapsebones` (Source).
     pub collapse_bones: bool,
+    /// `$lockbonelengths` (Source): animations keep the rest lengths of bones.
+    pub lock_bone_lengths: bool,
     /// `$bonemerge bone` (Source).
     pub bone_merge: Vec<Spanned<String>>,
     /// `$root bone`.
@@ -487,6 +489,7 @@ impl ProjectSpec {
             always_collapse: Vec::new(),
             limit_rotations: Vec::new(),
             collapse_bones: false,
+            lock_bone_lengths: false,
             bone_merge: Vec::new(),
             root_bone: None,
             pivots: Vec::new(),

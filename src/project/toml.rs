@@ -82,6 +82,7 @@ const SKELETON_KEYS: &[&str] = &[
     "hit_groups",
     "procedural_bones",
     "limit_rotation",
+    "lock_bone_lengths",
 ];
 const LIMIT_ROTATION_KEYS: &[&str] = &["bone", "sequences"];
 const SEQ_SETTINGS_KEYS: &[&str] = &[
@@ -1051,6 +1052,7 @@ fn read_skeleton(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec) {
     spec.mirror_bones = t.opt(cx, "mirror_bones", strings).unwrap_or_default();
     spec.always_collapse = t.opt(cx, "always_collapse", strings).unwrap_or_default();
     spec.collapse_bones = t.flag(cx, "collapse_bones");
+    spec.lock_bone_lengths = t.flag(cx, "lock_bone_lengths");
     spec.bone_merge = t.opt(cx, "bone_merge", strings).unwrap_or_default();
     spec.limit_rotations = t
         .opt(cx, "limit_rotation", |cx, v, w| {

@@ -331,6 +331,7 @@ impl Writer<'_> {
             || !s.mirror_bones.is_empty()
             || !s.always_collapse.is_empty()
             || s.collapse_bones
+            || s.lock_bone_lengths
             || !s.bone_merge.is_empty()
             || !s.procedural_bones.is_empty()
             || !s.limit_rotations.is_empty()
@@ -363,6 +364,9 @@ impl Writer<'_> {
         }
         if s.collapse_bones {
             self.kv("collapse_bones", "true");
+        }
+        if s.lock_bone_lengths {
+            self.kv("lock_bone_lengths", "true");
         }
         if !s.bone_merge.is_empty() {
             self.kv("bone_merge", strs(&s.bone_merge));

@@ -1259,6 +1259,7 @@ impl<'t> Parser<'t, '_> {
                 self.spec.always_collapse.push(b);
             }
             "$collapsebones" => self.spec.collapse_bones = true,
+            "$lockbonelengths" => self.spec.lock_bone_lengths = true,
             "$limitrotation" => {
                 self.usage = "$limitrotation bone [sequence…]";
                 let b = self.name("a bone name")?;
@@ -1420,7 +1421,6 @@ impl<'t> Parser<'t, '_> {
             "$autocenter"
             | "$zbrush"
             | "$realignbones"
-            | "$lockbonelengths"
             | "$lockdefinebones"
             | "$unlockdefinebones"
             | "$calctransitions"

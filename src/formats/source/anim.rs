@@ -440,6 +440,10 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
         return None;
     }
 
+    if model.lock_bone_lengths && !cx.static_prop {
+        lock_bone_lengths(&mut anims, cx);
+    }
+
     // --- `$limitrotation` (after the animations are processed, as `limitBoneRotations`) ---
     let alignments: Vec<(usize, [f32; 4])> = model
         .limit_rotations
@@ -925,6 +929,46 @@ fn process(
                 }
                 if motion & (0x200 << k) == 0 {
                     last.rot[k] = first.rot[k];
+                }
+            }
+        }
+    }
+}
+
+/// `$lockbonelengths` (2006 SDK `LockBoneLengths`): in every frame of every animation that is
+/// not a delta, each bone but the roots is put back at its rest offset from its parent; then
+/// each IK chain the animation moves is solved so its end is where it was, and the chain's
+/// bones are written back from the solve.
+fn lock_bone_lengths(anims: &mut [PAnim], cx: &Context) {
+    let nb = cx.bones.len();
+    for a in anims.iter_mut().filter(|a| a.flags & DELTA == 0) {
+        for f in 0..a.num_frames {
+            let Some(frame) = a.frames.get_mut(f * nb..(f + 1) * nb) else {
+                break;
+            };
+            let before = world_of(frame, cx.bones);
+            for (p, b) in frame.iter_mut().zip(cx.bones) {
+                if b.parent.is_some() {
+                    p.pos = b.pos;
+                }
+            }
+            let mut world = world_of(frame, cx.bones);
+            for ch in cx.ik_chains {
+                let [Ok(t), Ok(k), Ok(e)] = ch.bones.map(usize::try_from) else {
+                    continue;
+                };
+                if a.weights.get(e).is_none_or(|&w| w <= 0.0) || e >= before.len() {
+                    continue;
+                }
+                let target = [before[e][0][3], before[e][1][3], before[e][2][3]];
+                super::iksolve::solve_ik(t, k, e, target, &mut world);
+                // `solveBone`: each link's local pose from the solved matrices
+                for b in [t, k, e] {
+                    let local = match cx.bones[b].parent {
+                        Some(p) => math::mul(&math::invert(&world[p]), &world[b]),
+                        None => world[b],
+                    };
+                    frame[b] = decompose(&local);
                 }
             }
         }

@@ -14,6 +14,7 @@ pub mod face;
 pub mod face_read;
 pub mod hull;
 pub mod ikrule;
+pub mod iksolve;
 pub mod math;
 pub mod model;
 pub mod phy;
