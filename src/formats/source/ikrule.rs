@@ -31,6 +31,10 @@ use super::model::{PAnim, PIkRule, IK_ATTACHMENT, IK_GROUND, IK_RELEASE, IK_SELF
 /// One frame of an IK rule's error: position (inches) and Euler angles (radians).
 pub type IkErrorFrame = ([f32; 3], [f32; 3]);
 
+/// The most frames one rule's error may cover (the SDK's own limit on animation frames,
+/// `MAXSTUDIOANIMFRAMES`, is far below; this only keeps a wild `range` from exhausting memory).
+const MAX_ERROR_FRAMES: usize = 65_536;
+
 /// `MAXSTUDIOIKRULES` of the 2006 SDK's `studiomdl.h`.
 const MAX_RULES: usize = 64;
 
@@ -172,12 +176,12 @@ fn read_rule(c: &AnimCommand, cx: &Context, diags: &mut Vec<Diagnostic>) -> Opti
             "pad" => r.radius = f(i, diags) / 2.0,
             "radius" => r.radius = f(i, diags),
             "target" => r.slot = f(i, diags) as i32,
-            "contact" => r.frames[4] = f(i, diags) as i32,
+            "contact" => r.frames[4] = frame(f(i, diags)),
             "range" => {
                 for k in 0..4 {
                     r.frames[k] = match args.get(i + k) {
                         Some(v) if v.value.starts_with('.') => -1,
-                        _ => f(i + k, diags) as i32,
+                        _ => frame(f(i + k, diags)),
                     };
                 }
             }
@@ -208,6 +212,12 @@ fn read_rule(c: &AnimCommand, cx: &Context, diags: &mut Vec<Diagnostic>) -> Opti
         };
     }
     ok.then_some(r)
+}
+
+/// A frame number as Valve's compiler reads it (`atoi`), kept within ±1,000,000 so that frame
+/// arithmetic cannot overflow (no animation has that many frames).
+fn frame(x: f32) -> i32 {
+    (x as i32).clamp(-1_000_000, 1_000_000)
 }
 
 fn bad(span: FileSpan, message: String) -> Diagnostic {
@@ -592,6 +602,21 @@ fn errors_of(
         count += 2;
     }
     let count = count.max(0) as usize;
+    if count > MAX_ERROR_FRAMES {
+        diags.push(
+            Diagnostic::new(
+                Code::SourceAnimLimit,
+                format!(
+                    "an IK rule of animation `{}` covers {count} frames; mdlc allows at most {MAX_ERROR_FRAMES}",
+                    pa.name
+                ),
+                r.span,
+                "this IK rule",
+            )
+            .with_note("give the rule a shorter `range`"),
+        );
+        return None;
+    }
     let chain = &cx.ik_chains[r.chain];
     let end_bone = usize::try_from(chain.bones[2]).ok()?;
     // `usesource`: the animation's frames before its options were applied
