@@ -24,6 +24,7 @@
 //! in the model is dropped with `W0415` (Valve's compiler prints "… unused").
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Span};
+use crate::formats::source::math::euler_quat;
 use crate::ir::model::{AimTarget, ModelBone, ProcBone, ProcRule, QuatTrigger};
 use crate::ir::BoneId;
 use crate::load::fs::{find, Lookup};
@@ -72,6 +73,17 @@ fn words(line: &str, at: usize) -> Vec<(&str, Span)> {
     out
 }
 
+/// The lines of a file that are not blank: where each starts and ends, its text and its words.
+fn lines(text: &str) -> impl Iterator<Item = (usize, usize, &str, Vec<(&str, Span)>)> {
+    let mut at = 0usize;
+    text.split_inclusive('\n').filter_map(move |line| {
+        let start = at;
+        at += line.len();
+        let w = words(line, start);
+        (!w.is_empty()).then_some((start, at, line, w))
+    })
+}
+
 fn numbers(w: &[(&str, Span)], from: usize, n: usize) -> Option<Vec<f32>> {
     let v: Vec<f32> = w
         .get(from..from + n)?
@@ -94,19 +106,6 @@ fn unit(v: [f32; 3]) -> [f32; 3] {
     }
 }
 
-/// `AngleQuaternion` of a RadianEuler (x = roll, y = pitch, z = yaw).
-fn euler_quat(r: [f32; 3]) -> [f32; 4] {
-    let (sr, cr) = (r[0] * 0.5).sin_cos();
-    let (sp, cp) = (r[1] * 0.5).sin_cos();
-    let (sy, cy) = (r[2] * 0.5).sin_cos();
-    [
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ]
-}
-
 fn syntax(file: FileId, span: Span, what: &str) -> Diagnostic {
     Diagnostic::new(
         Code::BuildProceduralSyntax,
@@ -123,14 +122,8 @@ fn read_vrd(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Vec<Raw> {
     let mut base = [0.0f32; 3];
     // what `<basepos>`, `<display>`, `<trigger>`, `<aimvector>`… lines belong to
     let mut current: Option<usize> = None;
-    let mut at = 0usize;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let w = words(line, start);
-        let Some(&(cmd, cmd_span)) = w.first() else {
-            continue; // blank lines are allowed
-        };
+    for (start, at, _, w) in lines(text) {
+        let (cmd, cmd_span) = w[0];
         let fs = |s: Span| FileSpan { file, span: s };
         let lower = cmd.to_ascii_lowercase();
         if lower == "end" {
@@ -218,14 +211,8 @@ fn read_axis(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Vec<Raw> 
     let mut out: Vec<Raw> = Vec::new();
     let mut base = [0.0f32; 3];
     let mut in_block = false;
-    let mut at = 0usize;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let w = words(line, start);
-        let Some(&(cmd, cmd_span)) = w.first() else {
-            continue;
-        };
+    for (start, _, line, w) in lines(text) {
+        let (cmd, cmd_span) = w[0];
         let lower = cmd.to_ascii_lowercase();
         if !in_block {
             match lower.as_str() {

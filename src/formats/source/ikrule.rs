@@ -237,6 +237,18 @@ fn neighbour(rules: &[Rule], j: usize, step: isize) -> usize {
     j
 }
 
+/// Where a rule of a target slot starts when the one before it (cyclically) on the same
+/// target ends at `tail` and it peaks at `peak`: half way round from the middle of the gap, as
+/// `ProcessIKRules` makes it up (`m` is `numframes - 1`, at least 1).
+fn handover(peak: i32, tail: i32, last: i32, m: i32) -> i32 {
+    let mid = if peak < tail {
+        peak + (tail - peak) / 2
+    } else {
+        peak + (tail - peak + last) / 2
+    };
+    (mid + (last + 1) / 2) % m
+}
+
 /// `ProcessIKRules`' frame rules, in place; `last` is `numframes - 1`.
 fn resolve_frames(rules: &mut [Rule], j: usize, last: i32) {
     let m = last.max(1); // the SDK divides by numframes - 1; a one-frame animation has none
@@ -270,12 +282,7 @@ fn resolve_frames(rules: &mut [Rule], j: usize, last: i32) {
         let pi = neighbour(rules, j, -1);
         let (peak, prev_tail) = (rules[j].frames[1], rules[pi].frames[2]);
         if rules[pi].slot == rules[j].slot {
-            let mut start = if peak < prev_tail {
-                peak + (prev_tail - peak) / 2
-            } else {
-                peak + (prev_tail - peak + last) / 2
-            };
-            start = (start + (last + 1) / 2) % m;
+            let start = handover(peak, prev_tail, last, m);
             rules[j].frames[0] = start;
             rules[pi].frames[3] = (start + last) % m;
         } else {
@@ -287,12 +294,7 @@ fn resolve_frames(rules: &mut [Rule], j: usize, last: i32) {
         let ni = neighbour(rules, j, 1);
         let (tail, next_peak) = (rules[j].frames[2], rules[ni].frames[1]);
         if rules[ni].slot == rules[j].slot {
-            let mut start = if next_peak < tail {
-                next_peak + (tail - next_peak) / 2
-            } else {
-                next_peak + (tail - next_peak + last) / 2
-            };
-            start = (start + (last + 1) / 2) % m;
+            let start = handover(next_peak, tail, last, m);
             rules[ni].frames[0] = start;
             rules[j].frames[3] = (start + last) % m;
         } else {
