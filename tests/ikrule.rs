@@ -249,6 +249,17 @@ fn check_rules(reader: &str, anims: &[(String, Vec<Rule>)]) {
         "automatic release of the arm"
     );
 
+    // two footsteps of one chain with their starts and ends left open (`range . 1 2 .` and
+    // `range . 3 3 .`, 5 frames): each made-up start is half way round (2 frames) from the
+    // middle of the gap after the other's tail (frames 2 and 4), the end of the one before is
+    // that start: the first runs 0..2, the second 2..4 (its end 0 wraps to 4), contacts at
+    // the peaks
+    let gait = get("@gait");
+    assert_eq!(gait[0].cycles, [0.0, 0.25, 0.5, 0.5, 0.25], "{reader}");
+    assert_eq!(gait[1].cycles, [0.5, 0.75, 0.75, 1.0, 0.75], "{reader}");
+    assert_eq!(gait[0].error.as_ref().unwrap().len(), 3, "{reader}");
+    assert_eq!(gait[1].istart, 2, "{reader}");
+
     // fakeorigin 1 2 3 fakerotate 0 90 0: bone −1, the target turned 90° about Z like the hand,
     // so the error is the hand's offset turned back: (8, 1, 47 + t), no rotation
     let fake = &get("@fake")[0];
@@ -275,7 +286,7 @@ fn ik_rules_are_worked_out_as_valves_compiler_does() {
         .iter()
         .map(|s| s["numikrules"].as_i64().unwrap())
         .collect();
-    assert_eq!(counts, [2, 5, 0, 0, 2, 2]);
+    assert_eq!(counts, [2, 5, 0, 0, 2, 2, 3]);
     if let Some((anims, seqs)) = oracle_rules(&mdl) {
         check_rules("oracle", &anims);
         let oc: Vec<i64> = seqs
