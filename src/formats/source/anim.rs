@@ -823,6 +823,94 @@ fn process(
                 let Some(deg) = num(0) else { continue };
                 rotate_to(&mut anims[i], nb, &roots, root, deg);
             }
+            "match" => {
+                // `processMatch` (rotations only, as the command passes no flags): every
+                // frame turned by the difference between the reference's frame 0 and its own
+                let Some(name) = c.args.first() else { continue };
+                let Some(r) = find_anim(model, &name.value, anims.len()) else {
+                    diags.push(unknown_anim(model, name));
+                    continue;
+                };
+                let reference = frame_of(&anims[r], 0, nb);
+                let pa = &mut anims[i];
+                let own: Vec<LocalPose> = pa.frames[..nb.min(pa.frames.len())].to_vec();
+                let delta: Vec<[f32; 4]> = own
+                    .iter()
+                    .zip(&reference)
+                    .map(|(d, s)| quat::sm(-1.0, math::euler_quat(d.rot), math::euler_quat(s.rot)))
+                    .collect();
+                for frame in pa.frames.chunks_mut(nb) {
+                    for ((cur, w), dq) in frame.iter_mut().zip(&pa.weights).zip(&delta) {
+                        if *w > 0.0 {
+                            cur.rot = quat::euler(quat::ma(math::euler_quat(cur.rot), 1.0, *dq));
+                        }
+                    }
+                }
+            }
+            "lineardelta" | "splinedelta" => {
+                // `linearDelta` with STUDIO_AL_POST: each frame in the space of the straight
+                // (or eased) way from frame 0 to the last frame
+                let pa = &mut anims[i];
+                let n = pa.num_frames;
+                let first = frame_of(pa, 0, nb);
+                let last = frame_of(pa, n.saturating_sub(1), nb);
+                for (j, frame) in pa.frames.chunks_mut(nb).enumerate() {
+                    let mut s = if n > 1 {
+                        j as f32 / (n - 1) as f32
+                    } else {
+                        1.0
+                    };
+                    if kw == "splinedelta" {
+                        s = 3.0 * s * s - 2.0 * s * s * s;
+                    }
+                    for (k, (cur, w)) in frame.iter_mut().zip(&pa.weights).enumerate() {
+                        if *w <= 0.0 {
+                            continue;
+                        }
+                        let (a, b) = (first[k], last[k]);
+                        let pos = math::add(math::scale(a.pos, 1.0 - s), math::scale(b.pos, s));
+                        let rot = slerp(math::euler_quat(a.rot), math::euler_quat(b.rot), s);
+                        cur.rot = quat::euler(quat::sm(-1.0, rot, math::euler_quat(cur.rot)));
+                        cur.pos = math::sub(cur.pos, pos);
+                    }
+                }
+                pa.flags |= DELTA;
+            }
+            "derivative" => {
+                // `createDerivative`: each frame less the one before it (frame 0 less the
+                // last, or the one before the last of a looping animation), scaled
+                let scale = num(0).unwrap_or(1.0);
+                let pa = &mut anims[i];
+                let n = pa.num_frames;
+                if n == 0 {
+                    continue;
+                }
+                let wrap = if pa.flags & LOOPING != 0 {
+                    n.saturating_sub(2)
+                } else {
+                    n - 1
+                };
+                let orig = frame_of(pa, wrap, nb);
+                for j in (0..n).rev() {
+                    let before = if j >= 1 {
+                        frame_of(pa, j - 1, nb)
+                    } else {
+                        orig.clone()
+                    };
+                    let Some(frame) = pa.frames.get_mut(j * nb..(j + 1) * nb) else {
+                        continue;
+                    };
+                    for (k, (cur, w)) in frame.iter_mut().zip(&pa.weights).enumerate() {
+                        if *w <= 0.0 {
+                            continue;
+                        }
+                        let p = before[k];
+                        let q = quat::sm(-1.0, math::euler_quat(p.rot), math::euler_quat(cur.rot));
+                        cur.rot = quat::euler(quat::scale(q, scale));
+                        cur.pos = math::scale(math::sub(cur.pos, p.pos), scale);
+                    }
+                }
+            }
             "noanimation" => {
                 let pa = &mut anims[i];
                 pa.frames = vec![LocalPose::default(); nb];
@@ -1003,6 +1091,11 @@ fn rotation_middle(a: &PAnim, k: usize, nb: usize) -> [f32; 4] {
         d_max = dot(base, q_max);
     }
     base
+}
+
+/// `QuaternionSlerp`: `q` aligned to `p`, then [`slerp_no_align`].
+fn slerp(p: [f32; 4], q: [f32; 4], t: f32) -> [f32; 4] {
+    slerp_no_align(p, math::quat_align(p, q), t)
 }
 
 /// `QuaternionSlerpNoAlign` (source-sdk-2013 `mathlib`), its opposite-quaternion case included.
