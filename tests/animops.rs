@@ -1,5 +1,6 @@
 //! Animation commands of issue 16 applied as the 2006 SDK's `processAnimations` applies them
-//! (`simplify.cpp`: `processMatch`, `linearDelta`, `createDerivative`), on an arm that turns
+//! (`simplify.cpp`: `processMatch`, `linearDelta`, `createDerivative`, `worldspaceBlend` with
+//! `CalcBoneTransformsCycle`), on an arm that turns
 //! 0°, 20°, 20°, 30° about Z over four frames (`testdata/source/animops`), the values worked out
 //! by hand and read back from the built model with `mdlc inspect --pose --json`.
 
@@ -71,7 +72,7 @@ fn close(a: &[f64], b: &[f64]) -> bool {
 /// - `derivative 1`: each frame less the one before, frame 0 less the last: −30, 20, 0, 10;
 /// - `match pose45`: turned by the difference of frame 0 and `pose45`'s 45°: 45, 65, 65, 75.
 #[test]
-fn match_lineardelta_splinedelta_derivative() {
+fn match_lineardelta_splinedelta_derivative_worldspaceblend() {
     let dir = common::build_fresh(&Path::new(FIXTURES).join("ops.qc"), "animops");
     let mdl = common::files_with_ext(&dir, &["mdl"]).remove(0);
     let linear = arm(&mdl, "linear");
@@ -94,6 +95,20 @@ fn match_lineardelta_splinedelta_derivative() {
         close(&turns(&matched), &[45.0, 65.0, 65.0, 75.0]),
         "{matched:?}"
     );
+    // worldspaceblend pose45 with the arm's weight ½: half way in model space from the swing's
+    // turn to 45°: 22.5, 32.5, 32.5, 37.5
+    let world = arm(&mdl, "world");
+    assert!(
+        close(&turns(&world), &[22.5, 32.5, 32.5, 37.5]),
+        "{world:?}"
+    );
+    // worldspaceblendloop bob 0: `bob` (0°, 40°, 0°) read as a loop at cycles 0, ⅓, ⅔, 1 is
+    // 0, 26.67, 26.67, 0 (frames interpolated); half way from the swing: 0, 23.33, 23.33, 15
+    let looped = arm(&mdl, "worldloop");
+    assert!(
+        close(&turns(&looped), &[0.0, 70.0 / 3.0, 70.0 / 3.0, 15.0]),
+        "{looped:?}"
+    );
     // applied, so no "not applied yet" warning
     let out = common::mdlc(
         &[
@@ -106,4 +121,18 @@ fn match_lineardelta_splinedelta_derivative() {
         Path::new("."),
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("W0620"));
+}
+
+/// A `worldspaceblendloop` on a one-frame reference has no loop to read: E0621 at the command,
+/// nothing written.
+#[test]
+fn a_loop_of_one_frame_is_an_error() {
+    let qc = Path::new(FIXTURES).join("oneframe_loop.qc");
+    let dir = common::fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("animops-loop1"));
+    let out = common::build_into_out(&qc, &dir);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0621]"), "{err}");
+    assert!(err.contains("oneframe_loop.qc:5:28"), "{err}");
+    assert!(!dir.join("out").exists());
 }

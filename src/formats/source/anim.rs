@@ -823,6 +823,45 @@ fn process(
                 let Some(deg) = num(0) else { continue };
                 rotate_to(&mut anims[i], nb, &roots, root, deg);
             }
+            "worldspaceblend" | "worldspaceblendloop" => {
+                let Some(name) = c.args.first() else { continue };
+                let Some(r) = find_anim(model, &name.value, anims.len()) else {
+                    diags.push(unknown_anim(model, name));
+                    continue;
+                };
+                let start = if kw == "worldspaceblendloop" {
+                    Some(num(1).map_or(0, |v| v as i32))
+                } else {
+                    None
+                };
+                let src = {
+                    let s = &anims[r];
+                    PAnim {
+                        name: s.name.clone(),
+                        fps: s.fps,
+                        flags: s.flags,
+                        num_frames: s.num_frames,
+                        frames: s.frames.clone(),
+                        weights: s.weights.clone(),
+                        pos_weights: s.pos_weights.clone(),
+                        movements: Vec::new(),
+                        encoded: Encoded::default(),
+                        ikrules: Vec::new(),
+                    }
+                };
+                let base: Vec<LocalPose> = frame_of(&anims[0], 0, nb);
+                if let Err(msg) = worldspace_blend(&mut anims[i], &src, &base, start, cx) {
+                    diags.push(
+                        Diagnostic::new(
+                            Code::SourceEventFrame,
+                            format!("`{kw}` of animation `{}`: {msg}", a.name.value),
+                            c.keyword.span.span(),
+                            "this command",
+                        )
+                        .with_note("Valve's compiler cannot do it either (it stops, or reads past the animation)"),
+                    );
+                }
+            }
             "match" => {
                 // `processMatch` (rotations only, as the command passes no flags): every
                 // frame turned by the difference between the reference's frame 0 and its own
@@ -1021,6 +1060,99 @@ fn process(
             }
         }
     }
+}
+
+/// `worldspaceblend ref` and `worldspaceblendloop ref start` (2006 SDK `worldspaceBlend`): each
+/// bone's model-space rotation turned towards `src`'s by the bone's weight, its length (local
+/// position) towards `src`'s by its position weight, then taken back into its parent's space.
+/// Without `start`, `src`'s frame 0 throughout; with it, `src` read along as a loop from frame
+/// `start`, frames interpolated (`CalcBoneTransformsCycle`). `base` is frame 0 of the model's
+/// first animation, for delta animations.
+fn worldspace_blend(
+    dest: &mut PAnim,
+    src: &PAnim,
+    base: &[LocalPose],
+    start: Option<i32>,
+    cx: &Context,
+) -> Result<(), String> {
+    let nb = cx.bones.len();
+    let src_delta = (src.flags & DELTA != 0).then_some((&src.weights[..], base));
+    let dest_delta = (dest.flags & DELTA != 0).then_some((&dest.weights[..], base));
+    let local_pos = |world: &[M34], k: usize| -> [f32; 3] {
+        let m = match cx.bones[k].parent {
+            Some(p) => math::mul(&math::invert(&world[p]), &world[k]),
+            None => world[k],
+        };
+        [m[0][3], m[1][3], m[2][3]]
+    };
+    let src_pose =
+        |world: &[M34]| -> Vec<[f32; 4]> { world.iter().map(math::matrix_quat).collect() };
+    let (mut src_q, mut src_pos) = (Vec::new(), Vec::new());
+    if start.is_none() {
+        let f = src.frames.get(..nb).ok_or("the reference has no frame")?;
+        let w = super::ikrule::pose_world(f, src_delta, cx);
+        src_q = src_pose(&w);
+        src_pos = f.iter().map(|p| p.pos).collect();
+    } else if src.num_frames < 2 {
+        return Err(format!(
+            "the reference `{}` has {} frame; a loop needs two or more",
+            src.name, src.num_frames
+        ));
+    }
+    let n = dest.num_frames;
+    for j in 0..n {
+        if let Some(s) = start {
+            // the reference read as a loop, interpolated between its frames
+            let span = (src.num_frames - 1) as f32;
+            let cycle = j as f32 / (n.max(2) - 1) as f32 + s as f32 / span;
+            let at = cycle * span;
+            // (a negative start is read from frame 0)
+            let whole = at.floor().max(0.0);
+            let t = (at - whole).clamp(0.0, 1.0);
+            let m = src.num_frames - 1;
+            let (f1, f2) = (whole as usize % m, (whole as usize + 1) % m);
+            let poses: Vec<LocalPose> = (0..nb)
+                .map(|k| {
+                    let at = |f: usize| src.frames.get(f * nb + k).copied().unwrap_or_default();
+                    let (a, b) = (at(f1), at(f2));
+                    let q = slerp(math::euler_quat(a.rot), math::euler_quat(b.rot), t);
+                    LocalPose {
+                        pos: math::add(math::scale(a.pos, 1.0 - t), math::scale(b.pos, t)),
+                        rot: quat::euler(q),
+                    }
+                })
+                .collect();
+            let w = super::ikrule::pose_world(&poses, None, cx);
+            src_q = src_pose(&w);
+            src_pos = (0..nb).map(|k| local_pos(&w, k)).collect();
+        }
+        let Some(frame) = dest.frames.get_mut(j * nb..(j + 1) * nb) else {
+            break;
+        };
+        let mut world = super::ikrule::pose_world(frame, dest_delta, cx);
+        for k in 0..nb {
+            let w = dest.weights.get(k).copied().unwrap_or(0.0);
+            if w > 0.0 {
+                let here = [world[k][0][3], world[k][1][3], world[k][2][3]];
+                let q = slerp(math::matrix_quat(&world[k]), src_q[k], w);
+                world[k] = math::quat_matrix(q, here);
+            }
+            match cx.bones[k].parent {
+                None => frame[k].rot = decompose(&world[k]).rot,
+                Some(p) => {
+                    let local = math::mul(&math::invert(&world[p]), &world[k]);
+                    frame[k].rot = decompose(&local).rot;
+                    // position weight: the weight list's own (ours are kept as a share of it)
+                    let pw = w * dest.pos_weights.get(k).copied().unwrap_or(1.0);
+                    frame[k].pos = math::add(
+                        frame[k].pos,
+                        math::scale(math::sub(src_pos[k], frame[k].pos), pw),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `$lockbonelengths` (2006 SDK `LockBoneLengths`): in every frame of every animation that is
