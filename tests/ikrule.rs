@@ -428,3 +428,27 @@ fn unknown_ik_rule_type_is_kept_typeless() {
     assert_eq!(r.kind, 0);
     assert_eq!(r.cycles, [0.0, 0.0, 1.0, 1.0, 0.0]);
 }
+
+/// A file whose rule claims a billion frames of error data is reported as broken by `mdlc
+/// inspect`, not read into a billion-entry table.
+#[test]
+fn inspect_refuses_an_implausible_rule() {
+    let dir = common::build_fresh(&Path::new(FIXTURES).join("rules.qc"), "ikrule-broken");
+    let mdl = common::files_with_ext(&dir, &["mdl"]).remove(0);
+    let mut bytes = std::fs::read(&mdl).unwrap();
+    let i32_at = |b: &[u8], o: usize| i32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let desc = i32_at(&bytes, 184) as usize + 100; // animation 1, `@walk`
+    let rule = desc + i32_at(&bytes, desc + 64) as usize;
+    assert_ne!(
+        i32_at(&bytes, rule + 60),
+        0,
+        "the first rule has error data"
+    );
+    bytes[rule + 88..rule + 92].copy_from_slice(&1.0e9f32.to_le_bytes()); // end
+    let broken = dir.join("broken.mdl");
+    std::fs::write(&broken, &bytes).unwrap();
+    let out = common::mdlc(&["inspect", broken.to_str().unwrap()], Path::new("."));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("IK rule 0 covers cycles"), "{err}");
+}

@@ -187,6 +187,14 @@ fn read_ik_rules(b: &[u8], at: i64, name: &str, a: &AnimDesc) -> Result<Vec<RIkR
             if e > last as i64 {
                 n += 2;
             }
+            // a file's cycles can say anything: mdlc writes at most 65,536 error frames a rule
+            // (Valve's compilers far fewer), so more is a broken file, not a reason to allocate
+            if n > 1 << 17 || !(r.start.is_finite() && r.end.is_finite()) {
+                return Err(format!(
+                    "animation `{name}`: IK rule {j} covers cycles {} to {} of {} frames",
+                    r.start, r.end, a.numframes
+                ));
+            }
             let mut streams: [&[u8]; 6] = [&[]; 6];
             for (k, st) in streams.iter_mut().enumerate() {
                 let p = usize::try_from(err_at + i64::from(c.offset[k])).map_err(|_| {
