@@ -10,34 +10,16 @@ mod common;
 
 use std::path::Path;
 
-use serde_json::Value;
-
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/source/animops");
 
 /// The arm's turn about Z in degrees and its position in each frame of sequence `seq`.
 fn arm(mdl: &Path, seq: &str) -> Vec<(f64, Vec<f64>)> {
     (0..4)
         .map(|f| {
-            let out = common::mdlc(
-                &[
-                    "inspect",
-                    mdl.to_str().unwrap(),
-                    "--pose",
-                    seq,
-                    "--frame",
-                    &f.to_string(),
-                    "--bone",
-                    "arm",
-                    "--json",
-                ],
-                Path::new("."),
+            let j = common::inspect_json_with(
+                mdl,
+                &["--pose", seq, "--frame", &f.to_string(), "--bone", "arm"],
             );
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let j: Value = serde_json::from_slice(&out.stdout).unwrap();
             let b = &j["bones"][0];
             let e: Vec<f64> = b["euler_degrees"]
                 .as_array()

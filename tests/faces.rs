@@ -826,22 +826,7 @@ fn vta_vertices_that_match_nothing_are_reported() {
 #[test]
 fn inspect_flex_prints_the_deltas_of_one_flex() {
     let mdl = build(&fixture_dir().join("face.qc"), "inspect-flex");
-    let out = mdlc(
-        &[
-            "inspect",
-            mdl.to_str().unwrap(),
-            "--flex",
-            "browr",
-            "--json",
-        ],
-        Path::new("."),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::inspect_json_with(&mdl, &["--flex", "browr"]);
     assert_eq!(v["flex"], "browR");
     let rows = v["vertices"].as_array().unwrap();
     assert_eq!(rows.len(), 3);

@@ -55,20 +55,7 @@ fn mul(a: &[f64], b: &[f64]) -> Vec<f64> {
 
 /// Model-space positions of the bones in frame `f` of `stretch`.
 fn positions(mdl: &Path, f: usize) -> Vec<V3> {
-    let out = common::mdlc(
-        &[
-            "inspect",
-            mdl.to_str().unwrap(),
-            "--pose",
-            "stretch",
-            "--frame",
-            &f.to_string(),
-            "--json",
-        ],
-        Path::new("."),
-    );
-    assert!(out.status.success());
-    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = common::inspect_json_with(mdl, &["--pose", "stretch", "--frame", &f.to_string()]);
     let mut world: Vec<(Vec<f64>, V3)> = Vec::new();
     for b in j["bones"].as_array().unwrap() {
         let (q, p) = (v(&b["quat"]), v(&b["pos"]));

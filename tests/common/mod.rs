@@ -218,10 +218,16 @@ pub fn mdlc(args: &[&str], dir: &Path) -> std::process::Output {
 
 /// `mdlc inspect --json FILE`, parsed; panics when inspect fails.
 pub fn inspect_json(file: &Path) -> serde_json::Value {
-    let out = mdlc(
-        &["inspect", "--json", file.to_str().unwrap()],
-        Path::new("."),
-    );
+    inspect_json_with(file, &[])
+}
+
+/// `mdlc inspect FILE ARGS… --json` (`--pose`, `--frame`, `--bone`, `--flex`), parsed; panics
+/// when inspect fails.
+pub fn inspect_json_with(file: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["inspect", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = mdlc(&all, Path::new("."));
     assert!(
         out.status.success(),
         "{}: {}",
