@@ -72,14 +72,16 @@ fn words(line: &str, at: usize) -> Vec<(&str, Span)> {
     out
 }
 
-/// The lines of a file that are not blank: where each starts and ends, its text and its words.
+/// The lines of a file that are not blank: where each starts, where its last word ends, its
+/// text and its words.
 fn lines(text: &str) -> impl Iterator<Item = (usize, usize, &str, Vec<(&str, Span)>)> {
     let mut at = 0usize;
     text.split_inclusive('\n').filter_map(move |line| {
         let start = at;
         at += line.len();
         let w = words(line, start);
-        (!w.is_empty()).then_some((start, at, line, w))
+        let end = w.last().map_or(start, |l| l.1.end as usize);
+        (!w.is_empty()).then_some((start, end, line, w))
     })
 }
 
@@ -135,7 +137,7 @@ fn read_vrd(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Vec<Raw> {
     let mut base = [0.0f32; 3];
     // what `<basepos>`, `<display>`, `<trigger>`, `<aimvector>`… lines belong to
     let mut current: Option<usize> = None;
-    for (start, at, _, w) in lines(text) {
+    for (_, end, _, w) in lines(text) {
         let (cmd, cmd_span) = w[0];
         let fs = |s: Span| FileSpan { file, span: s };
         let lower = cmd.to_ascii_lowercase();
@@ -143,11 +145,7 @@ fn read_vrd(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Vec<Raw> {
             break;
         }
         let bad = |what: &str, diags: &mut Vec<Diagnostic>| {
-            diags.push(syntax(
-                file,
-                Span::new(cmd_span.start, (at - 1).max(start) as u32),
-                what,
-            ));
+            diags.push(syntax(file, Span::new(cmd_span.start, end as u32), what));
         };
         match lower.as_str() {
             "<helper>" if w.len() >= 5 => {
