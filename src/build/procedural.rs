@@ -249,7 +249,7 @@ fn read_axis(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Vec<Raw> 
                 match (quoted.len() >= 4, axis) {
                     (true, Some(axis)) => out.push(Raw::Axis {
                         names: [quoted[0].clone(), quoted[2].clone()],
-                        axis: axis - 1,
+                        axis: axis.saturating_sub(1),
                         pos: [[0.0; 3]; 6],
                         quat: [[0.0; 4]; 6],
                     }),
