@@ -183,9 +183,10 @@ fn read_ik_rules(b: &[u8], at: i64, name: &str, a: &AnimDesc) -> Result<Vec<RIkR
                 (r.start * last).round() as i64,
                 (r.end * last).round() as i64,
             );
-            let mut n = (e - s + 1).max(0) as usize;
+            // (saturating: a broken file's cycles can be anything, and are refused below)
+            let mut n = e.saturating_sub(s).saturating_add(1).max(0) as usize;
             if e > last as i64 {
-                n += 2;
+                n = n.saturating_add(2);
             }
             // a file's cycles can say anything: mdlc writes at most 65,536 error frames a rule
             // (Valve's compilers far fewer), so more is a broken file, not a reason to allocate
