@@ -524,6 +524,8 @@ codes! {
     QcAttachmentFewAngles = "W0235", Warning;
     /// a second `$ikchain` of a name (ignored, as Valve's compiler ignores it)
     QcDuplicateIkChain = "W0236", Warning;
+    /// a word in a `$jigglebone` block that is not a group or property of it (skipped)
+    QcJiggleUnknown = "W0237", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)
@@ -580,6 +582,15 @@ codes! {
     BuildProceduralMissing = "W0414", Warning;
     /// a procedural bone is not in the model: its rule is dropped, as Valve's compiler drops it
     BuildProceduralUnused = "W0415", Warning;
+    /// a `$jigglebone` names a bone the model does not have (dropped)
+    BuildJiggleUnused = "W0416", Warning;
+    /// a `$jigglebone` bone already has a procedural rule (the jiggle rule replaces it)
+    BuildJiggleReplaces = "W0417", Warning;
+    /// `$jigglebone` groups the engine does not use together (`is_rigid` with `is_flexible`,
+    /// `has_base_spring` with `is_boing`)
+    BuildJiggleConflict = "W0418", Warning;
+    /// an `is_flexible` or `is_rigid` jiggle group without `length`
+    BuildJiggleNoLength = "W0419", Warning;
     /// `$ikautoplaylock` names an IK chain no `$ikchain` defines
     BuildUnknownIkChain = "E0414", Error;
     /// an eyeball or mouth names a bone that is not in the skeleton

@@ -866,6 +866,35 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
     });
     p.joint_surface_props = vec![(s("head"), s("flesh"))];
     p.collision_text = "animatedfriction {\"animfrictionmin\" \"1.000000\"  }\n".into();
+    let prop = |name: &str, values: &[f32]| JiggleProp {
+        name: s(name),
+        values: values.to_vec(),
+    };
+    let group = |kind, props| JiggleGroup {
+        kind: Spanned::new(kind, span()),
+        props,
+    };
+    p.jiggle_bones = vec![JiggleBone::new(
+        s("hair"),
+        vec![
+            group(
+                JiggleKind::Flexible,
+                vec![
+                    prop("length", &[20.0]),
+                    prop("allow_length_flex", &[]),
+                    prop("yaw_constraint", &[-30.5, 45.0]),
+                ],
+            ),
+            group(
+                JiggleKind::BaseSpring,
+                vec![
+                    prop("stiffness", &[350.0]),
+                    prop("left_constraint", &[-0.2, 0.2]),
+                ],
+            ),
+            group(JiggleKind::Boing, vec![prop("impact_angle", &[60.0])]),
+        ],
+    )];
     p.not_carried = vec![s("$jigglebone \"hair\" { … }"), s("$proceduralbones x")];
     p
 }

@@ -427,7 +427,7 @@ fn a_deeply_nested_skin_block_is_one_error() {
 #[test]
 fn not_carried_commands_warn_and_are_listed() {
     let (d, s) = parse(
-        "$cdmaterials \"x\"\n$jigglebone tail { is_flexible { length 10 } }\n\
+        "$cdmaterials \"x\"\n$forcerealign tail 0 0 90 0\n\
          $realignbones\n$declareanimation \"a\"\n",
     );
     assert_eq!(codes(&d), ["W0220", "W0220", "W0220"]);
@@ -436,9 +436,12 @@ fn not_carried_commands_warn_and_are_listed() {
             .iter()
             .map(|n| n.value.as_str())
             .collect::<Vec<_>>(),
-        ["$jigglebone", "$realignbones", "$declareanimation"]
+        ["$forcerealign", "$realignbones", "$declareanimation"]
     );
-    assert_eq!(d[0].message, "`$jigglebone` is not supported yet; ignored");
+    assert_eq!(
+        d[0].message,
+        "`$forcerealign` is not supported yet; ignored"
+    );
 }
 
 #[test]

@@ -36,6 +36,7 @@ use crate::project::spec::{self, FileRef, ProjectSpec, Target};
 
 mod animations;
 mod face;
+mod jiggle;
 mod materials;
 mod meshes;
 mod procedural;
@@ -261,7 +262,8 @@ impl Builder<'_> {
             .iter()
             .map(|a| a.name.value.clone())
             .collect();
-        let procedural_bones = self.procedural_bones(&bones, &attachment_names);
+        let mut procedural_bones = self.procedural_bones(&bones, &attachment_names);
+        self.jiggle_bones(&bones, &mut procedural_bones);
 
         let collision = match (&spec.collision, collision_file) {
             (Some(c), Some(i)) => self.loader.files.get(i).map(|l| Collision {

@@ -311,7 +311,7 @@ fn quoted_words(line: &str, at: usize, file: FileId) -> Vec<(String, FileSpan)> 
 
 /// A model bone by a procedural file's name: as written (without regard to case), or as the
 /// part after the last `.` of its name (`IsGlobalBoneXSI`).
-fn find_bone(bones: &[ModelBone], name: &str) -> Option<BoneId> {
+pub(super) fn find_bone(bones: &[ModelBone], name: &str) -> Option<BoneId> {
     let exact = bones.iter().position(|b| b.name.eq_ignore_ascii_case(name));
     let xsi = || {
         bones.iter().position(|b| {

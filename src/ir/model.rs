@@ -556,7 +556,80 @@ pub enum ProcRule {
         pos: [[f32; 3]; 6],
         quat: [[f32; 4]; 6],
     },
+    /// `$jigglebone`: simulated by the game's client as a spring around its animated pose.
+    Jiggle(JiggleParams),
 }
+
+/// `mstudiojigglebone_t`'s values (source-sdk-2013 `public/studio.h`): the `JIGGLE_*` flags and
+/// the floats in record order ([`JIGGLE_FIELDS`]), angles in radians.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JiggleParams {
+    pub flags: i32,
+    pub values: [f32; JIGGLE_FIELDS.len()],
+}
+
+/// `JIGGLE_IS_FLEXIBLE` … `JIGGLE_IS_BOING` (source-sdk-2013 `public/studio.h`).
+pub mod jiggle_flag {
+    pub const IS_FLEXIBLE: i32 = 0x01;
+    pub const IS_RIGID: i32 = 0x02;
+    pub const HAS_YAW_CONSTRAINT: i32 = 0x04;
+    pub const HAS_PITCH_CONSTRAINT: i32 = 0x08;
+    pub const HAS_ANGLE_CONSTRAINT: i32 = 0x10;
+    pub const HAS_LENGTH_CONSTRAINT: i32 = 0x20;
+    pub const HAS_BASE_SPRING: i32 = 0x40;
+    pub const IS_BOING: i32 = 0x80;
+    /// Every flag with its name, for inspect.
+    pub const NAMES: [(i32, &str); 8] = [
+        (IS_FLEXIBLE, "flexible"),
+        (IS_RIGID, "rigid"),
+        (HAS_YAW_CONSTRAINT, "yaw_constraint"),
+        (HAS_PITCH_CONSTRAINT, "pitch_constraint"),
+        (HAS_ANGLE_CONSTRAINT, "angle_constraint"),
+        (HAS_LENGTH_CONSTRAINT, "length_constraint"),
+        (HAS_BASE_SPRING, "base_spring"),
+        (IS_BOING, "boing"),
+    ];
+}
+
+/// The floats of `mstudiojigglebone_t` after its flags, in record order, by their names in
+/// source-sdk-2013 `public/studio.h` (angles in radians; `boingImpactAngle` is compared with
+/// the cosine of the turn between two velocities).
+pub const JIGGLE_FIELDS: [&str; 34] = [
+    "length",
+    "tipMass",
+    "yawStiffness",
+    "yawDamping",
+    "pitchStiffness",
+    "pitchDamping",
+    "alongStiffness",
+    "alongDamping",
+    "angleLimit",
+    "minYaw",
+    "maxYaw",
+    "yawFriction",
+    "yawBounce",
+    "minPitch",
+    "maxPitch",
+    "pitchFriction",
+    "pitchBounce",
+    "baseMass",
+    "baseStiffness",
+    "baseDamping",
+    "baseMinLeft",
+    "baseMaxLeft",
+    "baseLeftFriction",
+    "baseMinUp",
+    "baseMaxUp",
+    "baseUpFriction",
+    "baseMinForward",
+    "baseMaxForward",
+    "baseForwardFriction",
+    "boingImpactSpeed",
+    "boingImpactAngle",
+    "boingDampingRate",
+    "boingFrequency",
+    "boingAmplitude",
+];
 
 /// One `<trigger>`: tolerance (radians), the control rotation that triggers, and the helper's
 /// pose then (position includes the `<basepos>`).

@@ -164,3 +164,159 @@ pub struct IkAutoplayLock {
     pub pos_weight: f32,
     pub local_q_weight: f32,
 }
+
+/// `$jigglebone bone { group { property value… } … }` (Source; VDC "$jigglebone", since Source
+/// 2007): a bone the game's client moves as a spring around its animated pose
+/// (source-sdk-2013 `public/jigglebones.cpp`). The groups and their properties are kept as
+/// written (angles in degrees); the back end turns them into `mstudiojigglebone_t`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JiggleBone {
+    pub bone: Spanned<String>,
+    pub groups: Vec<JiggleGroup>,
+}
+
+impl JiggleBone {
+    /// A bone's block with its groups in one canonical form, which builds the same record
+    /// (`build::jiggle`): one group per kind in [`JiggleKind::ALL`] order, each property once
+    /// (its last value) in [`JiggleKind::properties`] order. Both front ends make this form, so
+    /// a QC and the TOML `import-qc` writes from it read back equal.
+    pub fn new(bone: Spanned<String>, groups: Vec<JiggleGroup>) -> Self {
+        let mut out: Vec<JiggleGroup> = Vec::new();
+        for kind in JiggleKind::ALL {
+            let mut merged: Option<JiggleGroup> = None;
+            for g in groups.iter().filter(|g| g.kind.value == kind) {
+                let m = merged.get_or_insert_with(|| JiggleGroup {
+                    kind: g.kind.clone(),
+                    props: Vec::new(),
+                });
+                for p in &g.props {
+                    m.props.retain(|q| q.name.value != p.name.value);
+                    m.props.push(p.clone());
+                }
+            }
+            if let Some(mut m) = merged {
+                let rank = |p: &JiggleProp| {
+                    kind.properties()
+                        .iter()
+                        .position(|(n, _)| *n == p.name.value)
+                };
+                m.props.sort_by_key(rank);
+                out.push(m);
+            }
+        }
+        JiggleBone { bone, groups: out }
+    }
+}
+
+/// One property group of a `$jigglebone`: `is_flexible`, `is_rigid`, `has_base_spring` or
+/// `is_boing`, with its properties in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JiggleGroup {
+    pub kind: Spanned<JiggleKind>,
+    pub props: Vec<JiggleProp>,
+}
+
+/// A property of a group: its name (one of [`JiggleKind::properties`], lower case) and its
+/// values (as many as the property takes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JiggleProp {
+    pub name: Spanned<String>,
+    pub values: Vec<f32>,
+}
+
+/// The kind of a `$jigglebone` property group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JiggleKind {
+    /// `is_flexible`: the tip is pulled back to the pose by yaw and pitch springs.
+    Flexible,
+    /// `is_rigid`: the tip keeps its length and swings under its `tip_mass` only.
+    Rigid,
+    /// `has_base_spring`: the bone's base moves on a spring.
+    BaseSpring,
+    /// `is_boing` (Source 2013): the bone squashes and stretches after an impact.
+    Boing,
+}
+
+/// The properties of `is_flexible` and `is_rigid`, with how many numbers each takes.
+const TIP_PROPERTIES: &[(&str, usize)] = &[
+    ("length", 1),
+    ("tip_mass", 1),
+    ("yaw_stiffness", 1),
+    ("yaw_damping", 1),
+    ("pitch_stiffness", 1),
+    ("pitch_damping", 1),
+    ("allow_length_flex", 0),
+    ("along_stiffness", 1),
+    ("along_damping", 1),
+    ("angle_constraint", 1),
+    ("yaw_constraint", 2),
+    ("yaw_friction", 1),
+    ("yaw_bounce", 1),
+    ("pitch_constraint", 2),
+    ("pitch_friction", 1),
+    ("pitch_bounce", 1),
+];
+
+const BASE_PROPERTIES: &[(&str, usize)] = &[
+    ("base_mass", 1),
+    ("stiffness", 1),
+    ("damping", 1),
+    ("left_constraint", 2),
+    ("left_friction", 1),
+    ("up_constraint", 2),
+    ("up_friction", 1),
+    ("forward_constraint", 2),
+    ("forward_friction", 1),
+];
+
+const BOING_PROPERTIES: &[(&str, usize)] = &[
+    ("impact_speed", 1),
+    ("impact_angle", 1),
+    ("damping_rate", 1),
+    ("frequency", 1),
+    ("amplitude", 1),
+];
+
+impl JiggleKind {
+    pub const ALL: [JiggleKind; 4] = [
+        JiggleKind::Flexible,
+        JiggleKind::Rigid,
+        JiggleKind::BaseSpring,
+        JiggleKind::Boing,
+    ];
+
+    /// The QC word (and TOML key) of the group.
+    pub fn word(self) -> &'static str {
+        match self {
+            JiggleKind::Flexible => "is_flexible",
+            JiggleKind::Rigid => "is_rigid",
+            JiggleKind::BaseSpring => "has_base_spring",
+            JiggleKind::Boing => "is_boing",
+        }
+    }
+
+    /// The group a word names (any case).
+    pub fn from_word(word: &str) -> Option<JiggleKind> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.word().eq_ignore_ascii_case(word))
+    }
+
+    /// The group's properties and how many numbers each takes (`allow_length_flex` none, the
+    /// `*_constraint` ranges two, except `angle_constraint`).
+    pub fn properties(self) -> &'static [(&'static str, usize)] {
+        match self {
+            JiggleKind::Flexible | JiggleKind::Rigid => TIP_PROPERTIES,
+            JiggleKind::BaseSpring => BASE_PROPERTIES,
+            JiggleKind::Boing => BOING_PROPERTIES,
+        }
+    }
+
+    /// How many numbers a property of this group takes; `None` if it has no such property.
+    pub fn arity(self, property: &str) -> Option<usize> {
+        self.properties()
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(property))
+            .map(|&(_, k)| k)
+    }
+}

@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 pub use crate::diag::{Loc, Spanned};
 pub use crate::ir::written::{
-    motion_bit, Activity, AnimCommand, Blend, Event, IkAutoplayLock, IkChain, MotionFlag,
-    PoseParameter, Target, Transition,
+    motion_bit, Activity, AnimCommand, Blend, Event, IkAutoplayLock, IkChain, JiggleBone,
+    JiggleGroup, JiggleKind, JiggleProp, MotionFlag, PoseParameter, Target, Transition,
 };
 
 /// A file the project refers to. Equality compares the resolved path only.
@@ -189,6 +189,8 @@ pub struct ProjectSpec {
     pub ik_autoplay_locks: Vec<IkAutoplayLock>,
     /// `$proceduralbones file` (Source): `.vrd` or axis-interpolation files.
     pub procedural_bones: Vec<FileRef>,
+    /// `$jigglebone bone { … }` (Source): bones the game simulates as springs.
+    pub jiggle_bones: Vec<JiggleBone>,
 
     // --- physics (written by a later issue) ----------------------------------------------------
     /// `$collisionmodel` / `$collisionjoints`.
@@ -521,6 +523,7 @@ impl ProjectSpec {
             ik_chains: Vec::new(),
             ik_autoplay_locks: Vec::new(),
             procedural_bones: Vec::new(),
+            jiggle_bones: Vec::new(),
             collision: None,
             collision_text: String::new(),
             joint_surface_props: Vec::new(),

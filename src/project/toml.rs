@@ -17,8 +17,9 @@ use crate::project::face::{self, FaceSpec};
 use crate::project::spec::{
     resolve_path, Activity, AnimCommand, Animation, Attachment, Blend, BodyModel, BodyOption,
     BodyPart, BoneWeight, Collision, Controller, DefineBone, Event, FileRef, Hitbox, HitboxSet,
-    Loc, Lod, PoseParameter, ProjectSpec, ReplaceModel, Sequence, Spanned, TargetChoice,
-    TextureGroup, TextureRenderMode, Transition, WeightList, DEFAULT_FPS, DEFAULT_ROTATION,
+    JiggleBone, JiggleGroup, JiggleKind, JiggleProp, Loc, Lod, PoseParameter, ProjectSpec,
+    ReplaceModel, Sequence, Spanned, TargetChoice, TextureGroup, TextureRenderMode, Transition,
+    WeightList, DEFAULT_FPS, DEFAULT_ROTATION,
 };
 use crate::project::Target;
 use crate::suggest::suggest;
@@ -43,7 +44,15 @@ const ROOT_KEYS: &[&str] = &[
     "weight_list",
     "ik_chain",
     "ik_autoplay_lock",
+    "jiggle_bone",
     "collision",
+];
+const JIGGLE_KEYS: &[&str] = &[
+    "bone",
+    "is_flexible",
+    "is_rigid",
+    "has_base_spring",
+    "is_boing",
 ];
 const IK_CHAIN_KEYS: &[&str] = &["name", "bone", "knee", "height", "pad", "floor", "center"];
 const IK_LOCK_KEYS: &[&str] = &["chain", "pos_weight", "local_q_weight"];
@@ -554,6 +563,45 @@ pub fn deg_to_rad(d: f64) -> f32 {
     d.to_radians() as f32
 }
 
+/// A `[[jiggle_bone]]`'s group of `kind` (`is_flexible = { length = 20, … }`), if it has one:
+/// a number per property, `[min, max]` for a range, `true` for `allow_length_flex`.
+fn jiggle_group(cx: &mut Cx, t: &Table<'_, '_>, kind: JiggleKind) -> Option<JiggleGroup> {
+    let gv = t.get(kind.word())?;
+    let what = format!("`{}`", kind.word());
+    let names: Vec<&str> = kind.properties().iter().map(|p| p.0).collect();
+    let g = table(cx, gv, &what, &what, &names)?;
+    let mut props = Vec::new();
+    for &(name, arity) in kind.properties() {
+        let Some(pv) = g.get(name) else {
+            continue;
+        };
+        let what = format!("`{name}`");
+        // each property is checked, whether or not one before it was wrong
+        let values = match arity {
+            0 => match boolean(cx, pv, &what) {
+                Some(true) => Vec::new(),
+                _ => continue,
+            },
+            1 => match number(cx, pv, &what) {
+                Some(x) => vec![x],
+                None => continue,
+            },
+            _ => match fixed::<f32, 2>(cx, pv, &what, number) {
+                Some(x) => x.to_vec(),
+                None => continue,
+            },
+        };
+        props.push(JiggleProp {
+            name: cx.spanned(name.to_string(), pv.span()),
+            values,
+        });
+    }
+    Some(JiggleGroup {
+        kind: cx.spanned(kind, gv.span()),
+        props,
+    })
+}
+
 /// An array, each element converted by `f`. Every element is checked; `None` if any failed.
 fn array<'i, T>(
     cx: &mut Cx,
@@ -916,6 +964,18 @@ fn read_root(cx: &mut Cx, root: &DeTable<'_>, path: &Path, forced: Option<Target
                 c.floor = floor.unwrap_or(c.floor);
                 c.center = center.unwrap_or(c.center);
                 spec.ik_chains.push(c);
+            }
+        }
+    }
+    if let Some(v) = root.get("jiggle_bone") {
+        for t in tables(cx, v, "jiggle_bone", JIGGLE_KEYS) {
+            let bone = t.req(cx, "bone", string);
+            let groups = JiggleKind::ALL
+                .into_iter()
+                .filter_map(|kind| jiggle_group(cx, &t, kind))
+                .collect();
+            if let Some(bone) = bone {
+                spec.jiggle_bones.push(JiggleBone::new(bone, groups));
             }
         }
     }

@@ -38,6 +38,7 @@ pub fn write_toml(spec: &ProjectSpec, toml_dir: &Path) -> String {
     w.pose_parameters(spec);
     w.weight_lists(spec);
     w.ik(spec);
+    w.jiggle(spec);
     w.collision(spec);
     w.out
 }
@@ -813,6 +814,33 @@ impl Writer<'_> {
             self.kv("chain", quote(&l.chain.value));
             self.kv("pos_weight", num(l.pos_weight));
             self.kv("local_q_weight", num(l.local_q_weight));
+        }
+    }
+
+    /// `[[jiggle_bone]]`: each group one inline table (the spec holds one group per kind, each
+    /// property once: `JiggleBone::new`).
+    fn jiggle(&mut self, s: &ProjectSpec) {
+        for j in &s.jiggle_bones {
+            self.section("[[jiggle_bone]]");
+            self.kv("bone", quote(&j.bone.value));
+            for g in &j.groups {
+                let items: Vec<String> = g
+                    .props
+                    .iter()
+                    .map(|p| {
+                        let v = match p.values.as_slice() {
+                            [] => "true".to_string(),
+                            [x] => num(*x),
+                            xs => format!(
+                                "[{}]",
+                                xs.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ")
+                            ),
+                        };
+                        format!("{} = {v}", p.name.value)
+                    })
+                    .collect();
+                self.kv(g.kind.value.word(), format!("{{ {} }}", items.join(", ")));
+            }
         }
     }
 

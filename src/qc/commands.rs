@@ -1281,6 +1281,7 @@ impl<'t> Parser<'t, '_> {
                 };
                 self.spec.procedural_bones.push(fr);
             }
+            "$jigglebone" => self.jiggle_bone(t)?,
             "$bonemerge" => {
                 self.usage = "$bonemerge bone";
                 let b = self.name("a bone name")?;
@@ -1414,8 +1415,6 @@ impl<'t> Parser<'t, '_> {
             None,
             /// Style A: `{` on the line, optional.
             A,
-            /// Style B: `{` required, on any line.
-            B,
         }
         let (required, rest, blk, usage): (usize, bool, Blk, &'static str) = match name {
             "$autocenter"
@@ -1448,7 +1447,6 @@ impl<'t> Parser<'t, '_> {
                 Blk::A,
                 "$fakevta name [{ appendvta file frame … }]",
             ),
-            "$jigglebone" => (1, false, Blk::B, "$jigglebone bone { … }"),
             // `$include`, `$definemacro` and unknown later words: the rest of the line.
             _ => (0, true, Blk::None, ""),
         };
@@ -1470,13 +1468,141 @@ impl<'t> Parser<'t, '_> {
                 let mut b = StyleA::new();
                 while self.item(&mut b).is_some() {}
             }
-            Blk::B => {
-                let open = self.open_brace(&t.text)?;
-                self.skip_block(open);
-            }
         }
         self.not_supported(t, &format!("`{}`", t.text));
         Some(())
+    }
+
+    /// `$jigglebone bone { group { property value… } … }` (VDC "$jigglebone"): the groups
+    /// `is_flexible`, `is_rigid`, `has_base_spring` and `is_boing`, each a block of properties
+    /// with their numbers, which may be spread over lines as in the files people ship. A word
+    /// that is not a group or property of it is skipped with the numbers after it (`W0237`),
+    /// so a later compiler's addition does not stop a build; a group without its block, or a
+    /// property without its numbers, is an error.
+    fn jiggle_bone(&mut self, t: &'t QcToken) -> Option<()> {
+        use crate::project::spec::{JiggleBone, JiggleGroup, JiggleKind, JiggleProp};
+        self.usage = "$jigglebone bone { is_flexible|is_rigid|has_base_spring|is_boing { property value… } … }";
+        let bone = self.name("a bone name")?;
+        let open = self.open_brace(&t.text)?;
+        let mut groups: Vec<JiggleGroup> = Vec::new();
+        loop {
+            let Some(w) = self.bump() else {
+                self.unclosed(open);
+                return None;
+            };
+            if is_close(w) {
+                break;
+            }
+            if is_open(w) {
+                self.jiggle_unknown(w, "a block without a group name");
+                self.skip_block(w.span);
+                continue;
+            }
+            let Some(kind) = JiggleKind::from_word(&w.text) else {
+                let words: Vec<&str> = JiggleKind::ALL.iter().map(|k| k.word()).collect();
+                self.jiggle_unknown_word(w, "jiggle bone group", &words, "skipped, with its block");
+                if self.peek().is_some_and(is_open) {
+                    self.pos += 1;
+                    self.skip_block(w.span);
+                }
+                continue;
+            };
+            let Some(gopen) = self.open_brace(&w.text) else {
+                // the rest of the block is not read: no words of it are taken for groups
+                self.skip_block(open);
+                return None;
+            };
+            let mut props = Vec::new();
+            loop {
+                let Some(p) = self.bump() else {
+                    self.unclosed(gopen);
+                    return None;
+                };
+                if is_close(p) {
+                    break;
+                }
+                if is_open(p) {
+                    self.jiggle_unknown(p, "a block inside a group");
+                    self.skip_block(p.span);
+                    continue;
+                }
+                let Some(arity) = kind.arity(&p.text) else {
+                    let words: Vec<&str> = kind.properties().iter().map(|(n, _)| *n).collect();
+                    self.jiggle_unknown_word(
+                        p,
+                        &format!("`{}` property", kind.word()),
+                        &words,
+                        "skipped, with the numbers after it",
+                    );
+                    while self.peek().is_some_and(|n| {
+                        !is_open(n) && !is_close(n) && float_prefix(&n.text).is_some()
+                    }) {
+                        self.pos += 1;
+                    }
+                    continue;
+                };
+                let mut values = Vec::with_capacity(arity);
+                while values.len() < arity {
+                    match self.peek() {
+                        Some(v) if !is_open(v) && !is_close(v) => {
+                            self.pos += 1;
+                            values.push(self.read_f32(v, "a number"));
+                        }
+                        _ => break,
+                    }
+                }
+                if values.len() < arity {
+                    let last = self.last_span();
+                    self.push(
+                        Diagnostic::new(
+                            Code::QcMissingArgument,
+                            format!("`{}` takes {arity} numbers, found {}", p.text, values.len()),
+                            last,
+                            "expected a number after this",
+                        )
+                        .with_note(format!(
+                            "usage: {} {}",
+                            p.text,
+                            if arity == 2 { "min max" } else { "value" }
+                        )),
+                    );
+                    continue;
+                }
+                props.push(JiggleProp {
+                    name: sp(p.text.to_ascii_lowercase(), p),
+                    values,
+                });
+            }
+            groups.push(JiggleGroup {
+                kind: sp(kind, w),
+                props,
+            });
+        }
+        self.spec.jiggle_bones.push(JiggleBone::new(bone, groups));
+        Some(())
+    }
+
+    fn jiggle_unknown_word(&mut self, w: &QcToken, what: &str, candidates: &[&str], label: &str) {
+        let mut d = Diagnostic::new(
+            Code::QcJiggleUnknown,
+            format!("unknown {what} `{}`; skipped", w.text),
+            w.span,
+            label,
+        );
+        if let Some(s) = suggest(&w.text, candidates) {
+            d = d.with_note(format!("help: did you mean `{s}`?"));
+        }
+        d = d.with_note(format!("expected one of: {}", candidates.join(", ")));
+        self.push(d);
+    }
+
+    fn jiggle_unknown(&mut self, w: &QcToken, what: &str) {
+        self.push(Diagnostic::new(
+            Code::QcJiggleUnknown,
+            format!("{what} in `$jigglebone`; skipped"),
+            w.span,
+            "skipped",
+        ));
     }
 
     /// `$bonesaveframe bone [position] [rotation]`: read and checked, and nothing to write. In the

@@ -1,6 +1,7 @@
 """Procedural bone oracle for mdlc's Source output: reads every bone's procedural record with
 valvemdl (which follows source-sdk-2013 studio.h: proctype picks the structure, procindex
-reaches it, a quatinterp record's triggers follow its triggerindex). Written for mdlc's tests;
+reaches it, a quatinterp record's triggers follow its triggerindex; a jiggle record's fields
+are given by their studio.h names). Written for mdlc's tests;
 shares no code with mdlc. Prints one JSON object:
 
 {"bones": [{"name", "flags", "proctype", "procedural": {...} or null, "q_alignment"}],
@@ -48,6 +49,9 @@ def main(path):
                 "upvector": vec(p.upvector),
                 "basepos": vec(p.basepos),
             }
+        elif p is not None and b.proctype == 5:
+            # mstudiojigglebone_t: every field by its studio.h name
+            rec = {k: v for k, v in p.items() if not k.startswith("_")}
         elif p is not None and b.proctype == 1:
             rec = {
                 "control": p.control,

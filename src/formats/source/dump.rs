@@ -478,6 +478,24 @@ pub fn to_text(files: &Files, problems: &[String]) -> String {
                     fv(&a.upvector),
                     fv(&a.basepos)
                 ),
+                RProc::Jiggle(j) => {
+                    let v = j.values();
+                    let fields: Vec<String> = crate::ir::model::JIGGLE_FIELDS
+                        .iter()
+                        .zip(v)
+                        .filter(|(_, v)| *v != 0.0)
+                        .map(|(n, v)| format!("{n} {}", f(v)))
+                        .collect();
+                    format!(
+                        "jiggle [{}]: {}",
+                        jiggle_flag_names(j.flags).join(" "),
+                        if fields.is_empty() {
+                            "every value 0".to_string()
+                        } else {
+                            fields.join(", ")
+                        }
+                    )
+                }
                 RProc::Other(k) => format!("procedural type {k} (not decoded)"),
             };
             let _ = writeln!(s, "      {text}");
@@ -740,8 +758,23 @@ fn proc_json(p: &super::read::RProc) -> Value {
             "kind": "aimat", "parent": a.parent, "aim": a.aim, "aimvector": jv(&a.aimvector),
             "upvector": jv(&a.upvector), "basepos": jv(&a.basepos),
         }),
+        RProc::Jiggle(j) => {
+            let mut o = serde_json::Map::new();
+            o.insert("kind".into(), json!("jiggle"));
+            o.insert("flags".into(), json!(j.flags));
+            o.insert("flag_names".into(), json!(jiggle_flag_names(j.flags)));
+            for (n, v) in crate::ir::model::JIGGLE_FIELDS.iter().zip(j.values()) {
+                o.insert((*n).into(), jf(v));
+            }
+            Value::Object(o)
+        }
         RProc::Other(k) => json!({ "kind": "unknown", "proctype": k }),
     }
+}
+
+/// The names of a jiggle record's `JIGGLE_*` flags, and `0x..` for bits no flag has.
+fn jiggle_flag_names(flags: i32) -> Vec<String> {
+    flag_names(flags, &crate::ir::model::jiggle_flag::NAMES)
 }
 
 fn name_of_anim(m: &Mdl, a: i32) -> String {

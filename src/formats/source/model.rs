@@ -8,8 +8,8 @@ use super::animcodec::{Encoded, LocalPose};
 use super::face::{PEyeball, PFace};
 use super::math::M34;
 use super::records::{
-    AimAtBone, AxisInterpBone, QuatInterpInfo, VtxBoneStateChange, VtxStrip, VtxStripGroup,
-    VtxVertex,
+    AimAtBone, AxisInterpBone, JiggleBone, QuatInterpInfo, VtxBoneStateChange, VtxStrip,
+    VtxStripGroup, VtxVertex,
 };
 use super::strips::Variant;
 
@@ -159,6 +159,8 @@ pub enum PProcRule {
     QuatInterp(i32, Vec<QuatInterpInfo>),
     /// `STUDIO_PROC_AIMATBONE` (`false`) or `STUDIO_PROC_AIMATATTACH` (`true`).
     AimAt(AimAtBone, bool),
+    /// `STUDIO_PROC_JIGGLE`.
+    Jiggle(JiggleBone),
 }
 
 impl PProcRule {
@@ -169,6 +171,7 @@ impl PProcRule {
             PProcRule::QuatInterp(..) => 2,
             PProcRule::AimAt(_, false) => 3,
             PProcRule::AimAt(_, true) => 4,
+            PProcRule::Jiggle(_) => 5,
         }
     }
 }

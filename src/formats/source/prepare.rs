@@ -15,7 +15,7 @@ use super::model::{
     PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel, PProc, PProcRule,
     PVertex, SourceModel, VtxStrips,
 };
-use super::records::{AimAtBone, AxisInterpBone, QuatInterpInfo};
+use super::records::{AimAtBone, AxisInterpBone, JiggleBone, QuatInterpInfo};
 use super::strips::{self, Variant};
 
 /// Largest number of vertices one mesh may have (`origMeshVertID` is a u16).
@@ -336,6 +336,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                     mark(*b, &mut keep);
                 }
             }
+            ProcRule::Jiggle(_) => {}
         }
     }
     for s in &model.hitbox_sets {
@@ -1132,6 +1133,9 @@ fn procedural_bones(
                     pos: *pos,
                     quat: *quat,
                 }),
+                ProcRule::Jiggle(j) => {
+                    PProcRule::Jiggle(JiggleBone::from_values(j.flags, &j.values))
+                }
             };
             Some(PProc { bone, rule })
         })

@@ -32,7 +32,8 @@ pub enum RProc {
     AxisInterp(AxisInterpBone),
     QuatInterp(QuatInterpBone, Vec<QuatInterpInfo>),
     AimAt(AimAtBone),
-    /// A `proctype` this reader does not know (jiggle bones).
+    Jiggle(JiggleBone),
+    /// A `proctype` this reader does not know.
     Other(i32),
 }
 
@@ -54,6 +55,7 @@ fn read_proc(b: &[u8], at: i64, rec: &Bone) -> Result<Option<RProc>, String> {
             RProc::QuatInterp(q, t)
         }
         3 | 4 => RProc::AimAt(read(b, p, "mstudioaimatbone_t")?),
+        5 => RProc::Jiggle(read(b, p, "mstudiojigglebone_t")?),
         k => RProc::Other(k),
     }))
 }

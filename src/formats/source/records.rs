@@ -270,6 +270,48 @@ record!(
 );
 
 record!(
+    /// `mstudiojigglebone_t` (source-sdk-2013 `public/studio.h`): the `JIGGLE_*` flags, then
+    /// the tip's 17 values (`length` … `pitchBounce`), the base spring's 12 (`baseMass` …
+    /// `baseForwardFriction`) and the boing's 5 (`boingImpactSpeed` … `boingAmplitude`), in
+    /// the order of `crate::ir::model::JIGGLE_FIELDS`. `source-geometry.md` §9.1 row 4 leaves
+    /// its size open; the 2013 header gives 140 bytes (the boing's 5 values came last, after
+    /// 2007, and an engine that predates them reads only the first 120).
+    JiggleBone = 140 { flags: i32, tip: [f32; 17], base: [f32; 12], boing: [f32; 5] }
+);
+
+impl JiggleBone {
+    /// The record's floats in `JIGGLE_FIELDS` order.
+    pub fn values(&self) -> [f32; 34] {
+        let mut v = [0.0; 34];
+        for (o, i) in v
+            .iter_mut()
+            .zip(self.tip.iter().chain(&self.base).chain(&self.boing))
+        {
+            *o = *i;
+        }
+        v
+    }
+
+    /// The record of the flags and floats in `JIGGLE_FIELDS` order.
+    pub fn from_values(flags: i32, v: &[f32; 34]) -> Self {
+        let mut r = JiggleBone {
+            flags,
+            ..Default::default()
+        };
+        for (o, i) in r
+            .tip
+            .iter_mut()
+            .chain(&mut r.base)
+            .chain(&mut r.boing)
+            .zip(v)
+        {
+            *o = *i;
+        }
+        r
+    }
+}
+
+record!(
     /// `mstudioaxisinterpbone_t`: control bone, axis, six poses.
     AxisInterpBone = 176 { control: i32, axis: i32, pos: [Vector; 6], quat: [Quaternion; 6] }
 );
@@ -548,6 +590,7 @@ mod tests {
             QuatInterpBone,
             QuatInterpInfo,
             AimAtBone,
+            JiggleBone,
             AxisInterpBone,
             PoseParamDesc,
             BoneController,

@@ -112,7 +112,7 @@ fn write_face(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &mut StudioH
 /// out (`source-geometry.md` §9.1 row 4): the axis-interpolation records, then the
 /// quaternion-interpolation records followed by each one's triggers, then the aim records, each
 /// array aligned to 4; every bone's `proctype` and `procindex` (relative to the bone) point at
-/// its record.
+/// its record. The jiggle records (which the 2006 SDK does not have) come last.
 fn write_procedural(plan: &SourceModel, bone_at: usize, o: &mut Out) {
     use super::model::PProcRule;
     let link = |o: &mut Out, bone: usize, rec: usize, kind: i32| {
@@ -159,6 +159,12 @@ fn write_procedural(plan: &SourceModel, bone_at: usize, o: &mut Out) {
         }
     }
     o.align(4);
+    for p in &plan.procedural {
+        if let PProcRule::Jiggle(r) = &p.rule {
+            let at = o.put(r);
+            link(o, p.bone, at, p.rule.proctype());
+        }
+    }
 }
 
 /// An animation's IK rules, each followed by its compressed error and attachment name, as the
