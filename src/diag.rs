@@ -308,6 +308,8 @@ codes! {
     // --- Source back end: geometry (E0600-E0649, W0600-W0649) --------------------------------
     /// a model has more bones than Source allows (128)
     SourceTooManyBones = "E0600", Error;
+    /// two IK chains ask one bone to point its X axis at two different children
+    SourceRealignTwoChildren = "E0601", Error;
     /// vertices lost bone weights: Source keeps at most 3 links per vertex and drops links under 0.05
     SourceWeightsPruned = "W0600", Warning;
     /// a model has 65,536 vertices or more; its meshes were split but Valve's tools refuse such models

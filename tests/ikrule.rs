@@ -189,14 +189,19 @@ fn check_rules(reader: &str, anims: &[(String, Vec<Rule>)]) {
             e[t]
         );
     }
-    // touch "pelvis" over the whole animation: the hand in the pelvis's space, (10, 0, 10 + t)
+    // touch "pelvis" over the whole animation: the hand in the pelvis's space. The pelvis is
+    // the first link of the arm's chain (pelvis → spine → hand), so Valve's compiler turns it
+    // to point its X axis at the spine (`RealignBones`): X' = +Z; of its old axes X is the most
+    // perpendicular to that, so Z' = X' × X = +Y and Y' = Z' × X' = +X. The hand, at
+    // (10, 0, 10 + t) from the pelvis in the model, is at (10 + t, 10, 0) in that frame, turned
+    // by the inverse of [X' Y' Z']: Euler (90°, 0, 90°)
     let touch = &walk[1];
     assert_eq!((touch.chain, touch.bone), (1, 0), "{reader}");
     assert_eq!(touch.q, [0.0; 4], "{reader}: the SDK leaves q unset");
     let e = touch.error.as_ref().unwrap();
     for (t, x) in e.iter().enumerate() {
         assert!(
-            near(x, &[10.0, 0.0, 10.0 + t as f64, 0.0, 0.0, 0.0], STEP),
+            near(x, &[10.0 + t as f64, 10.0, 0.0, PI2, 0.0, PI2], STEP),
             "{reader} {t}: {x:?}"
         );
     }

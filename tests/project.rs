@@ -874,6 +874,8 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
         kind: Spanned::new(kind, span()),
         props,
     };
+    p.realign_bones = true;
+    p.force_realign = vec![(s("head"), [0.0, 0.0, 90.5])];
     p.jiggle_bones = vec![JiggleBone::new(
         s("hair"),
         vec![

@@ -427,8 +427,8 @@ fn a_deeply_nested_skin_block_is_one_error() {
 #[test]
 fn not_carried_commands_warn_and_are_listed() {
     let (d, s) = parse(
-        "$cdmaterials \"x\"\n$forcerealign tail 0 0 90 0\n\
-         $realignbones\n$declareanimation \"a\"\n",
+        "$cdmaterials \"x\"\n$screenalign tail sphere\n\
+         $insertbone a b c\n$declareanimation \"a\"\n",
     );
     assert_eq!(codes(&d), ["W0220", "W0220", "W0220"]);
     assert_eq!(
@@ -436,12 +436,9 @@ fn not_carried_commands_warn_and_are_listed() {
             .iter()
             .map(|n| n.value.as_str())
             .collect::<Vec<_>>(),
-        ["$forcerealign", "$realignbones", "$declareanimation"]
+        ["$screenalign", "$insertbone", "$declareanimation"]
     );
-    assert_eq!(
-        d[0].message,
-        "`$forcerealign` is not supported yet; ignored"
-    );
+    assert_eq!(d[0].message, "`$screenalign` is not supported yet; ignored");
 }
 
 #[test]

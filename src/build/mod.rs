@@ -330,6 +330,8 @@ impl Builder<'_> {
             limit_rotations: refs.limit_rotations,
             collapse_bones: spec.collapse_bones,
             lock_bone_lengths: spec.lock_bone_lengths,
+            realign_bones: spec.realign_bones,
+            force_realign: refs.force_realign,
             bone_merge: refs.bone_merge,
             ik_chains: refs.ik_chains,
             ik_autoplay_locks: refs.ik_autoplay_locks,

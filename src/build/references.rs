@@ -20,6 +20,7 @@ pub(super) struct References {
     pub mirror_bones: Vec<(BoneId, FileSpan)>,
     pub always_collapse: Vec<(BoneId, FileSpan)>,
     pub limit_rotations: Vec<(BoneId, bool, FileSpan)>,
+    pub force_realign: Vec<(BoneId, [f32; 3], FileSpan)>,
     pub bone_merge: Vec<(BoneId, FileSpan)>,
     pub root_bone: Option<(BoneId, FileSpan)>,
     pub pivots: Vec<(i32, Option<BoneId>, FileSpan)>,
@@ -153,6 +154,15 @@ impl Builder<'_> {
                 Some((r.must(b, "$limitrotation")?, !seqs.is_empty(), loc(b.span)))
             })
             .collect();
+        // 2006 SDK `Cmd_ForceRealign`: `DEG2RAD` of each angle, `AngleMatrix(RadianEuler)`
+        let force_realign = spec
+            .force_realign
+            .iter()
+            .filter_map(|(b, deg)| {
+                let rad = deg.map(|d| f64::from(d).to_radians() as f32);
+                Some((r.must(b, "$forcerealign")?, rad, loc(b.span)))
+            })
+            .collect();
         let bone_merge = spec
             .bone_merge
             .iter()
@@ -263,6 +273,7 @@ impl Builder<'_> {
                 radius: c.radius,
                 floor: c.floor,
                 center: c.center,
+                span: loc(c.name.span),
             });
         }
         let ik_autoplay_locks = spec
@@ -304,6 +315,7 @@ impl Builder<'_> {
             mirror_bones,
             always_collapse,
             limit_rotations,
+            force_realign,
             bone_merge,
             root_bone,
             pivots,

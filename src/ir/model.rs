@@ -120,6 +120,11 @@ pub struct Model {
     pub collapse_bones: bool,
     /// `$lockbonelengths` (Source).
     pub lock_bone_lengths: bool,
+    /// `$realignbones` (Source).
+    pub realign_bones: bool,
+    /// `$forcerealign` (Source): the bone and its turn (Euler `x y z` in radians, as `$definebone`
+    /// and SMD rotations: `Rz·Ry·Rx`).
+    pub force_realign: Vec<(BoneId, [f32; 3], FileSpan)>,
     /// `$bonemerge` (Source).
     pub bone_merge: Vec<(BoneId, FileSpan)>,
     /// `$ikchain` (Source), in QC order.
@@ -660,4 +665,6 @@ pub struct IkChain {
     pub radius: f32,
     pub floor: f32,
     pub center: [f32; 3],
+    /// The chain's name in the project.
+    pub span: FileSpan,
 }

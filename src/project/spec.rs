@@ -119,6 +119,11 @@ pub struct ProjectSpec {
     pub collapse_bones: bool,
     /// `$lockbonelengths` (Source): animations keep the rest lengths of bones.
     pub lock_bone_lengths: bool,
+    /// `$realignbones` (Source): every bone with one child is turned to point its X axis at it.
+    pub realign_bones: bool,
+    /// `$forcerealign bone skip x y z` (Source): a bone's frame turned by the Euler angles
+    /// (degrees, as written).
+    pub force_realign: Vec<(Spanned<String>, [f32; 3])>,
     /// `$bonemerge bone` (Source).
     pub bone_merge: Vec<Spanned<String>>,
     /// `$root bone`.
@@ -492,6 +497,8 @@ impl ProjectSpec {
             limit_rotations: Vec::new(),
             collapse_bones: false,
             lock_bone_lengths: false,
+            realign_bones: false,
+            force_realign: Vec::new(),
             bone_merge: Vec::new(),
             root_bone: None,
             pivots: Vec::new(),

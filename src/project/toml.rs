@@ -92,7 +92,10 @@ const SKELETON_KEYS: &[&str] = &[
     "procedural_bones",
     "limit_rotation",
     "lock_bone_lengths",
+    "realign_bones",
+    "force_realign",
 ];
+const FORCE_REALIGN_KEYS: &[&str] = &["bone", "rotation"];
 const LIMIT_ROTATION_KEYS: &[&str] = &["bone", "sequences"];
 const SEQ_SETTINGS_KEYS: &[&str] = &[
     "groups",
@@ -1113,6 +1116,17 @@ fn read_skeleton(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec) {
     spec.always_collapse = t.opt(cx, "always_collapse", strings).unwrap_or_default();
     spec.collapse_bones = t.flag(cx, "collapse_bones");
     spec.lock_bone_lengths = t.flag(cx, "lock_bone_lengths");
+    spec.realign_bones = t.flag(cx, "realign_bones");
+    spec.force_realign = t
+        .opt(cx, "force_realign", |cx, v, w| {
+            array(cx, v, w, |cx, v, w| {
+                let t = table(cx, v, w, w, FORCE_REALIGN_KEYS)?;
+                let bone = t.req(cx, "bone", string);
+                let rot = t.req(cx, "rotation", vec3);
+                Some((bone?, rot?))
+            })
+        })
+        .unwrap_or_default();
     spec.bone_merge = t.opt(cx, "bone_merge", strings).unwrap_or_default();
     spec.limit_rotations = t
         .opt(cx, "limit_rotation", |cx, v, w| {

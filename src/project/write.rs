@@ -333,6 +333,8 @@ impl Writer<'_> {
             || !s.always_collapse.is_empty()
             || s.collapse_bones
             || s.lock_bone_lengths
+            || s.realign_bones
+            || !s.force_realign.is_empty()
             || !s.bone_merge.is_empty()
             || !s.procedural_bones.is_empty()
             || !s.limit_rotations.is_empty()
@@ -368,6 +370,17 @@ impl Writer<'_> {
         }
         if s.lock_bone_lengths {
             self.kv("lock_bone_lengths", "true");
+        }
+        if s.realign_bones {
+            self.kv("realign_bones", "true");
+        }
+        if !s.force_realign.is_empty() {
+            let v = list(
+                s.force_realign
+                    .iter()
+                    .map(|(b, r)| inline(&[("bone", quote(&b.value)), ("rotation", vec(r))])),
+            );
+            self.kv("force_realign", v);
         }
         if !s.bone_merge.is_empty() {
             self.kv("bone_merge", strs(&s.bone_merge));

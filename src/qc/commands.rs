@@ -1260,6 +1260,15 @@ impl<'t> Parser<'t, '_> {
             }
             "$collapsebones" => self.spec.collapse_bones = true,
             "$lockbonelengths" => self.spec.lock_bone_lengths = true,
+            "$realignbones" => self.spec.realign_bones = true,
+            "$forcerealign" => {
+                // 2006 SDK `Cmd_ForceRealign`: the bone, a word it skips, three angles
+                self.usage = "$forcerealign bone skip x y z";
+                let b = self.name("a bone name")?;
+                self.arg("a word (read and not used)")?;
+                let v = self.vec3("an angle in degrees")?;
+                self.spec.force_realign.push((b, v));
+            }
             "$limitrotation" => {
                 self.usage = "$limitrotation bone [sequence…]";
                 let b = self.name("a bone name")?;
@@ -1419,7 +1428,6 @@ impl<'t> Parser<'t, '_> {
         let (required, rest, blk, usage): (usize, bool, Blk, &'static str) = match name {
             "$autocenter"
             | "$zbrush"
-            | "$realignbones"
             | "$lockdefinebones"
             | "$unlockdefinebones"
             | "$calctransitions"
@@ -1434,7 +1442,6 @@ impl<'t> Parser<'t, '_> {
             // controllers' names (right_/left_ pairs) as those compilers do without it
             "$flexcontrollerui" => (0, true, Blk::A, "$flexcontrollerui name { … }"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
-            "$forcerealign" => (5, false, Blk::None, "$forcerealign bone skip rx ry rz"),
             "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
             "$screenalign" => (2, false, Blk::None, "$screenalign bone sphere|cylinder"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),

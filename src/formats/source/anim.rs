@@ -50,6 +50,9 @@ pub struct Context<'a> {
     /// The rest-pose box (model space, after the +90° turn), used for one-frame static props and
     /// for delta sequences.
     pub rest_box: ([f32; 3], [f32; 3]),
+    /// Each plan bone's realignment (`srcRealign`; `None` is the identity): an animated bone's
+    /// transform is taken through it (`realign.rs`).
+    pub realign: &'a [Option<M34>],
 }
 
 fn wrap_pi(mut a: f32) -> f32 {
@@ -157,7 +160,11 @@ pub(super) fn convert(a: &Anim, cx: &Context) -> Vec<LocalPose> {
         for b in 0..nb {
             let parent = cx.bones[b].parent.filter(|&p| p < b);
             let w = match file_of[b].and_then(|q| wsrc.get(q).copied().flatten()) {
-                Some(w) => w,
+                // 2006 SDK `TranslateAnimations`: source bone-to-world × `srcRealign`
+                Some(w) => match cx.realign.get(b) {
+                    Some(Some(r)) => math::mul(&w, r),
+                    _ => w,
+                },
                 None => match parent {
                     Some(p) => math::mul(&world[p], &rest[b]),
                     None => rest[b],

@@ -23,6 +23,7 @@ pub mod physics;
 pub mod pose;
 pub mod prepare;
 pub mod read;
+mod realign;
 pub mod records;
 pub mod strips;
 pub mod write;

@@ -436,6 +436,8 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         }
         return None;
     }
+    // turned before anything is placed in a bone's frame (2006 SDK `RealignBones`)
+    let realign = super::realign::realign(model, &mut bones, &ir_to_out, diags)?;
     let out_bone = |b: BoneId| ir_to_out.get(b.index()).copied().flatten().unwrap_or(0);
 
     // --- textures and skins ----------------------------------------------------------------------
@@ -819,7 +821,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             });
         }
     }
-    let procedural = procedural_bones(model, &bones, &attachments, &out_bone);
+    let procedural = procedural_bones(model, &bones, &attachments, &out_bone, &realign);
     for p in &procedural {
         if let Some(f) = flags.get_mut(p.bone) {
             *f |= 0x4; // BONE_ALWAYS_PROCEDURAL
@@ -930,6 +932,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             attachments: &attachments,
             ik_chains: &ik_chains,
             rest_box,
+            realign: &realign,
         },
         diags,
     )?;
@@ -1063,15 +1066,24 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
 /// (`source-geometry.md` §8.3–§8.4).
 /// The procedural bones' records (2006 SDK `RemapProceduralBones` and `WriteBoneInfo`): each
 /// trigger's position gains the control bone's rest offset × the `<display>` share, and its
-/// rotations are taken through a matrix as Valve's compiler takes them (mdlc does not realign
-/// bones, so the realignment it applies there is none).
+/// rotations are taken through a matrix as Valve's compiler takes them: the trigger through the
+/// control bone's realignment, the helper's pose through its own (`realign.rs`).
 fn procedural_bones(
     model: &Model,
     bones: &[PBone],
     attachments: &[PAttachment],
     out_bone: &dyn Fn(BoneId) -> usize,
+    realign: &[Option<M34>],
 ) -> Vec<PProc> {
-    let canon = |q: [f32; 4]| math::matrix_quat(&math::quat_matrix(q, [0.0; 3]));
+    // `MatrixAngles(QuaternionMatrix(q, pos) × srcRealign)`
+    let through = |q: [f32; 4], pos: [f32; 3], bone: usize| {
+        let m = math::quat_matrix(q, pos);
+        let m = match realign.get(bone) {
+            Some(Some(r)) => math::mul(&m, r),
+            _ => m,
+        };
+        (math::matrix_quat(&m), [m[0][3], m[1][3], m[2][3]])
+    };
     model
         .procedural_bones
         .iter()
@@ -1089,11 +1101,15 @@ fn procedural_bones(
                         c as i32,
                         triggers
                             .iter()
-                            .map(|t| QuatInterpInfo {
-                                inv_tolerance: 1.0 / t.tolerance,
-                                trigger: canon(t.trigger),
-                                pos: math::add(t.pos, math::scale(offset, *percentage)),
-                                quat: canon(t.quat),
+                            .map(|t| {
+                                let pos = math::add(t.pos, math::scale(offset, *percentage));
+                                let (quat, pos) = through(t.quat, pos, bone);
+                                QuatInterpInfo {
+                                    inv_tolerance: 1.0 / t.tolerance,
+                                    trigger: through(t.trigger, [0.0; 3], c).0,
+                                    pos,
+                                    quat,
+                                }
                             })
                             .collect(),
                     )
