@@ -1,6 +1,6 @@
 //! Animation commands of issue 16 applied as the 2006 SDK's `processAnimations` applies them
 //! (`simplify.cpp`: `processMatch`, `linearDelta`, `createDerivative`, `worldspaceBlend` with
-//! `CalcBoneTransformsCycle`), on an arm that turns
+//! `CalcBoneTransformsCycle`, `counterRotateBone`), on an arm that turns
 //! 0°, 20°, 20°, 30° about Z over four frames (`testdata/source/animops`), the values worked out
 //! by hand and read back from the built model with `mdlc inspect --pose --json`.
 
@@ -91,6 +91,15 @@ fn match_lineardelta_splinedelta_derivative_worldspaceblend() {
         close(&turns(&looped), &[0.0, 70.0 / 3.0, 70.0 / 3.0, 15.0]),
         "{looped:?}"
     );
+    // counterrotate arm (`counterRotateBone`): the arm keeps its rest turn in the model in every
+    // frame, so relative to the root it does not turn at all: 0, 0, 0, 0 (the swing undone)
+    let counter = arm(&mdl, "counter");
+    assert!(close(&turns(&counter), &[0.0; 4]), "{counter:?}");
+    assert!(counter.iter().all(|x| close(&x.1, &[0.0, 0.0, 10.0])));
+    // counterrotateto 0 45 0 arm: yaw 45° in the model, whose root carries the Source turn of
+    // 90° about Z: −45° relative to the root in every frame
+    let to = arm(&mdl, "counterto");
+    assert!(close(&turns(&to), &[-45.0; 4]), "{to:?}");
     // applied, so no "not applied yet" warning
     let out = common::mdlc(
         &[

@@ -820,6 +820,41 @@ fn process(
                 let dst = world_of(&frame_of(&anims[i], dest_frame, nb), cx.bones);
                 align_to(&mut anims[i], nb, &roots, flags, &src[bone], &dst[bone]);
             }
+            "counterrotate" | "counterrotateto" => {
+                // `counterrotate bone`, `counterrotateto pitch yaw roll bone`
+                let to = kw == "counterrotateto";
+                let Some(b) = c.args.get(if to { 3 } else { 0 }) else {
+                    continue;
+                };
+                let Some(bone) = cx
+                    .bones
+                    .iter()
+                    .position(|x| x.name.eq_ignore_ascii_case(&b.value))
+                else {
+                    // Valve's compiler stops too ("unable to find bone … to counterrotate")
+                    diags.push(unknown_name(
+                        "bone",
+                        &b.value,
+                        b.span.span(),
+                        cx.bones.iter().map(|x| x.name.as_str()),
+                    ));
+                    continue;
+                };
+                let target = if to {
+                    let (Some(p), Some(y), Some(r)) = (num(0), num(1), num(2)) else {
+                        continue;
+                    };
+                    let rad = |d: f32| f64::from(d).to_radians() as f32;
+                    math::from_euler([rad(r), rad(p), rad(y)], [0.0; 3])
+                } else {
+                    // the bone's rest frame in the model, with the animation's own turn
+                    math::mul(
+                        &math::from_euler(a.rotation, [0.0; 3]),
+                        &cx.bones[bone].world,
+                    )
+                };
+                counter_rotate(&mut anims[i], nb, bone, &target, cx.bones);
+            }
             "fixuploop" => {
                 let (Some(s), Some(e)) = (num(0), num(1)) else {
                     continue;
@@ -1334,6 +1369,27 @@ fn world_of(frame: &[LocalPose], bones: &[PBone]) -> Vec<M34> {
         w.push(m);
     }
     w
+}
+
+/// `counterrotate(to)` (2006 SDK `counterRotateBone`): in every frame the bone keeps its place
+/// and takes the rotation of `target` in the model; only its own local pose changes
+/// (`solveBone`), so its children turn with it.
+fn counter_rotate(pa: &mut PAnim, nb: usize, bone: usize, target: &M34, bones: &[PBone]) {
+    for f in 0..pa.num_frames {
+        let Some(frame) = pa.frames.get_mut(f * nb..(f + 1) * nb) else {
+            return;
+        };
+        let world = world_of(frame, bones);
+        let mut want = *target;
+        for (r, row) in want.iter_mut().enumerate() {
+            row[3] = world[bone][r][3];
+        }
+        let local = match bones.get(bone).and_then(|b| b.parent).filter(|&p| p < bone) {
+            Some(p) => math::mul(&math::invert(&world[p]), &want),
+            None => want,
+        };
+        frame[bone] = decompose(&local);
+    }
 }
 
 /// `alignto`, `align`, `alignboneto` (`processAutoorigin` of Valve's 2006 compiler): moves
