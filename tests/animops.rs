@@ -1,6 +1,6 @@
 //! Animation commands of issue 16 applied as the 2006 SDK's `processAnimations` applies them
 //! (`simplify.cpp`: `processMatch`, `linearDelta`, `createDerivative`, `worldspaceBlend` with
-//! `CalcBoneTransformsCycle`, `counterRotateBone`), on an arm that turns
+//! `CalcBoneTransformsCycle`, `counterRotateBone`, `matchBlend`), on an arm that turns
 //! 0°, 20°, 20°, 30° about Z over four frames (`testdata/source/animops`), the values worked out
 //! by hand and read back from the built model with `mdlc inspect --pose --json`.
 
@@ -100,6 +100,11 @@ fn match_lineardelta_splinedelta_derivative_worldspaceblend() {
     // 90° about Z: −45° relative to the root in every frame
     let to = arm(&mdl, "counterto");
     assert!(close(&turns(&to), &[-45.0; 4]), "{to:?}");
+    // matchblend pose45 0 1 -1 1 (`matchBlend`): frame 1 (20°) takes the whole difference to
+    // pose45's frame 0 (45°), 25°; frames 0 and 2 take SimpleSpline(½) = ½ of it, frame 3
+    // none: 12.5, 45, 32.5, 30
+    let mb = arm(&mdl, "matchblended");
+    assert!(close(&turns(&mb), &[12.5, 45.0, 32.5, 30.0]), "{mb:?}");
     // applied, so no "not applied yet" warning
     let out = common::mdlc(
         &[

@@ -251,3 +251,61 @@ fn sdk_male_procedural_bones_are_not_unsupported() {
         .any(|d| d.code.as_str() == "W0220" && d.message.contains("proceduralbones")));
     assert!(diags.iter().any(|d| d.code.as_str() == "W0414"));
 }
+
+/// `$screenalign` sets `BONE_SCREEN_ALIGN_SPHERE` (0x08) or `BONE_SCREEN_ALIGN_CYLINDER` (0x10)
+/// on the bone (2006 SDK `TagScreenAlignedBones`), read back by mdlc and by valvemdl; the TOML
+/// `import-qc` writes builds the same model.
+#[test]
+fn screen_aligned_bones_are_flagged() {
+    let qc = Path::new(FIXTURES).join("screenalign.qc");
+    let dir = common::build_fresh(&qc, "procedural-screenalign");
+    let mdl = common::files_with_ext(&dir, &["mdl"]).remove(0);
+    let own = common::inspect_json(&mdl)["mdl"]["bones"].clone();
+    let flag = |name: &str| {
+        own.as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap()["flags"]["value"]
+            .as_i64()
+            .unwrap()
+            & 0x18
+    };
+    assert_eq!(flag("Rig.forearm"), 0x10);
+    assert_eq!(flag("Rig.aimer"), 0x08);
+    assert_eq!(flag("Rig.elbow_helper"), 0x08);
+    assert_eq!(flag("Rig.pelvis"), 0);
+    if let Some(o) = source_common::oracle_json("procedural.py", &mdl) {
+        let by: Vec<(String, i64)> = o["bones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["name"].as_str().unwrap().into(),
+                    b["flags"].as_i64().unwrap() & 0x18,
+                )
+            })
+            .collect();
+        assert!(by.contains(&("Rig.forearm".into(), 0x10)), "{by:?}");
+        assert!(by.contains(&("Rig.aimer".into(), 0x08)), "{by:?}");
+    }
+    let tdir = common::fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenalign-import"));
+    let toml = tdir.join("s.toml");
+    let out = common::mdlc(
+        &[
+            "import-qc",
+            qc.to_str().unwrap(),
+            "-o",
+            toml.to_str().unwrap(),
+        ],
+        &tdir,
+    );
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(text.contains("mode = \"cylinder\""), "{text}");
+    let from_toml = common::build_fresh(&toml, "procedural-screenalign-toml");
+    let a = std::fs::read(&mdl).unwrap();
+    let b = std::fs::read(common::files_with_ext(&from_toml, &["mdl"]).remove(0)).unwrap();
+    assert_eq!(a, b);
+}

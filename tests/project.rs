@@ -875,6 +875,7 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
         props,
     };
     p.realign_bones = true;
+    p.screen_align = vec![(s("glow"), false), (s("beam"), true)];
     p.force_realign = vec![(s("head"), [0.0, 0.0, 90.5])];
     p.jiggle_bones = vec![JiggleBone::new(
         s("hair"),

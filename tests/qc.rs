@@ -427,7 +427,7 @@ fn a_deeply_nested_skin_block_is_one_error() {
 #[test]
 fn not_carried_commands_warn_and_are_listed() {
     let (d, s) = parse(
-        "$cdmaterials \"x\"\n$screenalign tail sphere\n\
+        "$cdmaterials \"x\"\n$minlod 1\n\
          $insertbone a b c\n$declareanimation \"a\"\n",
     );
     assert_eq!(codes(&d), ["W0220", "W0220", "W0220"]);
@@ -436,9 +436,9 @@ fn not_carried_commands_warn_and_are_listed() {
             .iter()
             .map(|n| n.value.as_str())
             .collect::<Vec<_>>(),
-        ["$screenalign", "$insertbone", "$declareanimation"]
+        ["$minlod", "$insertbone", "$declareanimation"]
     );
-    assert_eq!(d[0].message, "`$screenalign` is not supported yet; ignored");
+    assert_eq!(d[0].message, "`$minlod` is not supported yet; ignored");
 }
 
 #[test]

@@ -332,6 +332,7 @@ impl Builder<'_> {
             lock_bone_lengths: spec.lock_bone_lengths,
             realign_bones: spec.realign_bones,
             force_realign: refs.force_realign,
+            screen_align: refs.screen_align,
             bone_merge: refs.bone_merge,
             ik_chains: refs.ik_chains,
             ik_autoplay_locks: refs.ik_autoplay_locks,

@@ -21,6 +21,7 @@ pub(super) struct References {
     pub always_collapse: Vec<(BoneId, FileSpan)>,
     pub limit_rotations: Vec<(BoneId, bool, FileSpan)>,
     pub force_realign: Vec<(BoneId, [f32; 3], FileSpan)>,
+    pub screen_align: Vec<(BoneId, i32, FileSpan)>,
     pub bone_merge: Vec<(BoneId, FileSpan)>,
     pub root_bone: Option<(BoneId, FileSpan)>,
     pub pivots: Vec<(i32, Option<BoneId>, FileSpan)>,
@@ -161,6 +162,15 @@ impl Builder<'_> {
             .filter_map(|(b, deg)| {
                 let rad = deg.map(|d| f64::from(d).to_radians() as f32);
                 Some((r.must(b, "$forcerealign")?, rad, loc(b.span)))
+            })
+            .collect();
+        // 2006 SDK `TagScreenAlignedBones`: an unknown bone stops Valve's compiler too
+        let screen_align = spec
+            .screen_align
+            .iter()
+            .filter_map(|(b, cyl)| {
+                let flag = if *cyl { 0x10 } else { 0x08 };
+                Some((r.must(b, "$screenalign")?, flag, loc(b.span)))
             })
             .collect();
         let bone_merge = spec
@@ -316,6 +326,7 @@ impl Builder<'_> {
             always_collapse,
             limit_rotations,
             force_realign,
+            screen_align,
             bone_merge,
             root_bone,
             pivots,

@@ -122,6 +122,9 @@ pub struct Model {
     pub lock_bone_lengths: bool,
     /// `$realignbones` (Source).
     pub realign_bones: bool,
+    /// `$screenalign` (Source): the bone and its flag, `BONE_SCREEN_ALIGN_SPHERE` (0x08) or
+    /// `BONE_SCREEN_ALIGN_CYLINDER` (0x10).
+    pub screen_align: Vec<(BoneId, i32, FileSpan)>,
     /// `$forcerealign` (Source): the bone and its turn (Euler `x y z` in radians, as `$definebone`
     /// and SMD rotations: `Rz·Ry·Rx`).
     pub force_realign: Vec<(BoneId, [f32; 3], FileSpan)>,

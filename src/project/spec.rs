@@ -119,6 +119,9 @@ pub struct ProjectSpec {
     pub collapse_bones: bool,
     /// `$lockbonelengths` (Source): animations keep the rest lengths of bones.
     pub lock_bone_lengths: bool,
+    /// `$screenalign bone [sphere|cylinder]` (Source): the bone and whether it turns about its
+    /// own axis only (`cylinder`).
+    pub screen_align: Vec<(Spanned<String>, bool)>,
     /// `$realignbones` (Source): every bone with one child is turned to point its X axis at it.
     pub realign_bones: bool,
     /// `$forcerealign bone skip x y z` (Source): a bone's frame turned by the Euler angles
@@ -498,6 +501,7 @@ impl ProjectSpec {
             collapse_bones: false,
             lock_bone_lengths: false,
             realign_bones: false,
+            screen_align: Vec::new(),
             force_realign: Vec::new(),
             bone_merge: Vec::new(),
             root_bone: None,

@@ -94,7 +94,9 @@ const SKELETON_KEYS: &[&str] = &[
     "lock_bone_lengths",
     "realign_bones",
     "force_realign",
+    "screen_align",
 ];
+const SCREEN_ALIGN_KEYS: &[&str] = &["bone", "mode"];
 const FORCE_REALIGN_KEYS: &[&str] = &["bone", "rotation"];
 const LIMIT_ROTATION_KEYS: &[&str] = &["bone", "sequences"];
 const SEQ_SETTINGS_KEYS: &[&str] = &[
@@ -1117,6 +1119,32 @@ fn read_skeleton(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec) {
     spec.collapse_bones = t.flag(cx, "collapse_bones");
     spec.lock_bone_lengths = t.flag(cx, "lock_bone_lengths");
     spec.realign_bones = t.flag(cx, "realign_bones");
+    spec.screen_align = t
+        .opt(cx, "screen_align", |cx, v, w| {
+            array(cx, v, w, |cx, v, w| {
+                let t = table(cx, v, w, w, SCREEN_ALIGN_KEYS)?;
+                let bone = t.req(cx, "bone", string);
+                let cylinder = match t.opt(cx, "mode", string) {
+                    None => Some(false),
+                    Some(m) if m.value == "sphere" => Some(false),
+                    Some(m) if m.value == "cylinder" => Some(true),
+                    Some(m) => {
+                        cx.diags.push(
+                            Diagnostic::new(
+                                Code::TomlUnknownValue,
+                                format!("unknown screen alignment `{}`", m.value),
+                                m.span.span(),
+                                "not a mode",
+                            )
+                            .with_note("expected `\"sphere\"` or `\"cylinder\"`"),
+                        );
+                        None
+                    }
+                };
+                Some((bone?, cylinder?))
+            })
+        })
+        .unwrap_or_default();
     spec.force_realign = t
         .opt(cx, "force_realign", |cx, v, w| {
             array(cx, v, w, |cx, v, w| {

@@ -334,6 +334,7 @@ impl Writer<'_> {
             || s.collapse_bones
             || s.lock_bone_lengths
             || s.realign_bones
+            || !s.screen_align.is_empty()
             || !s.force_realign.is_empty()
             || !s.bone_merge.is_empty()
             || !s.procedural_bones.is_empty()
@@ -373,6 +374,16 @@ impl Writer<'_> {
         }
         if s.realign_bones {
             self.kv("realign_bones", "true");
+        }
+        if !s.screen_align.is_empty() {
+            let v = list(s.screen_align.iter().map(|(b, cyl)| {
+                let mut kv = vec![("bone", quote(&b.value))];
+                if *cyl {
+                    kv.push(("mode", quote("cylinder")));
+                }
+                inline(&kv)
+            }));
+            self.kv("screen_align", v);
         }
         if !s.force_realign.is_empty() {
             let v = list(

@@ -1261,6 +1261,17 @@ impl<'t> Parser<'t, '_> {
             "$collapsebones" => self.spec.collapse_bones = true,
             "$lockbonelengths" => self.spec.lock_bone_lengths = true,
             "$realignbones" => self.spec.realign_bones = true,
+            "$screenalign" => {
+                // 2006 SDK `Cmd_ScreenAlign`: a word other than `cylinder` (or none) is a sphere
+                self.usage = "$screenalign bone [sphere|cylinder]";
+                let b = self.name("a bone name")?;
+                let cylinder = self
+                    .same_line()
+                    .filter(|t| !is_open(t) && !is_close(t))
+                    .inspect(|_| self.pos += 1)
+                    .is_some_and(|t| t.text.eq_ignore_ascii_case("cylinder"));
+                self.spec.screen_align.push((b, cylinder));
+            }
             "$forcerealign" => {
                 // 2006 SDK `Cmd_ForceRealign`: the bone, a word it skips, three angles
                 self.usage = "$forcerealign bone skip x y z";
@@ -1443,7 +1454,6 @@ impl<'t> Parser<'t, '_> {
             "$flexcontrollerui" => (0, true, Blk::A, "$flexcontrollerui name { … }"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
             "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
-            "$screenalign" => (2, false, Blk::None, "$screenalign bone sphere|cylinder"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
             "$qcassert" => (1, true, Blk::None, "$qcassert condition arguments…"),

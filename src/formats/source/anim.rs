@@ -820,6 +820,33 @@ fn process(
                 let dst = world_of(&frame_of(&anims[i], dest_frame, nb), cx.bones);
                 align_to(&mut anims[i], nb, &roots, flags, &src[bone], &dst[bone]);
             }
+            "matchblend" => {
+                let Some(reference) = c.args.first() else {
+                    continue;
+                };
+                let Some(r) = find_anim(model, &reference.value, anims.len()) else {
+                    diags.push(unknown_anim(model, reference));
+                    continue;
+                };
+                // frames as `atoi` reads them
+                let (Some(sf), Some(df), Some(pre), Some(post)) = (num(1), num(2), num(3), num(4))
+                else {
+                    continue;
+                };
+                let src_frames = anims[r].num_frames.max(1);
+                let sf = (sf as i64).clamp(0, src_frames as i64 - 1) as usize;
+                let src = frame_of(&anims[r], sf, nb);
+                match_blend(
+                    &mut anims[i],
+                    &src,
+                    nb,
+                    &roots,
+                    motion,
+                    df as i64,
+                    pre as i64,
+                    post as i64,
+                );
+            }
             "counterrotate" | "counterrotateto" => {
                 // `counterrotate bone`, `counterrotateto pitch yaw roll bone`
                 let to = kw == "counterrotateto";
@@ -1496,26 +1523,96 @@ fn fixup_loop(pa: &mut PAnim, nb: usize, roots: &[usize], motion: i32, start: i6
     if nf <= 0.0 {
         return;
     }
-    let smooth = |s: f32| 3.0 * s * s - 2.0 * s * s * s;
-    let mut add = |frame: i64, s: f32| {
-        if frame < 0 || frame > m {
-            return;
-        }
-        let base = frame as usize * nb;
-        for b in 0..nb {
-            if pa.weights[b] <= 0.0 {
-                continue;
-            }
-            let p = &mut pa.frames[base + b];
-            p.rot = quat::euler(quat::sm(s, dq[b], math::euler_quat(p.rot)));
-            p.pos = math::add(p.pos, math::scale(dpos[b], s));
-        }
-    };
     for j in (start + 1)..=0 {
-        add(m + j, -smooth((j - start) as f32 / nf));
+        add_deltas(pa, nb, m + j, -smooth((j - start) as f32 / nf), &dpos, &dq);
     }
     for j in 0..end {
-        add(j, smooth((end - j) as f32 / nf));
+        add_deltas(pa, nb, j, smooth((end - j) as f32 / nf), &dpos, &dq);
+    }
+}
+
+/// `SimpleSpline`: 3s² − 2s³.
+fn smooth(s: f32) -> f32 {
+    3.0 * s * s - 2.0 * s * s * s
+}
+
+/// The 2006 SDK's `addDeltas`: `s` of each weighted bone's delta added to frame `frame`
+/// (ignored outside the animation).
+fn add_deltas(pa: &mut PAnim, nb: usize, frame: i64, s: f32, dpos: &[[f32; 3]], dq: &[[f32; 4]]) {
+    if frame < 0 || frame >= pa.num_frames as i64 {
+        return;
+    }
+    let base = frame as usize * nb;
+    for b in 0..nb {
+        if pa.weights.get(b).is_none_or(|&w| w <= 0.0) {
+            continue;
+        }
+        let (Some(p), Some(d), Some(q)) = (pa.frames.get_mut(base + b), dpos.get(b), dq.get(b))
+        else {
+            continue;
+        };
+        p.rot = quat::euler(quat::sm(s, *q, math::euler_quat(p.rot)));
+        p.pos = math::add(p.pos, math::scale(*d, s));
+    }
+}
+
+/// `matchblend ref srcframe destframe pre post` (2006 SDK `matchBlend`): the difference between
+/// frame `src_frame` of the reference and frame `dest_frame` of this animation is added around
+/// `dest_frame`, fully there and eased out (`SimpleSpline`) over `pre` frames before and `post`
+/// after (wrapping round a looping animation, whose last frame then follows its first). As in
+/// `fixuploop`, the extracted axes of the roots are left alone.
+#[allow(clippy::too_many_arguments)]
+fn match_blend(
+    pa: &mut PAnim,
+    src: &[LocalPose],
+    nb: usize,
+    roots: &[usize],
+    motion: i32,
+    dest_frame: i64,
+    pre: i64,
+    post: i64,
+) {
+    let n = pa.num_frames as i64;
+    if n <= 1 || !(0..n).contains(&dest_frame) || src.len() < nb {
+        return;
+    }
+    let looping = pa.flags & LOOPING != 0;
+    let (pre, post) = if looping {
+        (pre.max(-n), post.min(n))
+    } else {
+        (pre.max(-dest_frame), post.min(n - dest_frame))
+    };
+    let base = dest_frame as usize * nb;
+    let mut dpos: Vec<[f32; 3]> = Vec::with_capacity(nb);
+    let mut dq: Vec<[f32; 4]> = Vec::with_capacity(nb);
+    for (s, d) in src.iter().zip(&pa.frames[base..base + nb]) {
+        dpos.push(math::sub(s.pos, d.pos));
+        dq.push(quat::ma(
+            math::euler_quat(s.rot),
+            -1.0,
+            math::euler_quat(d.rot),
+        ));
+    }
+    for &r in roots {
+        for (k, d) in dpos[r].iter_mut().enumerate() {
+            if motion & (0x40 << k) != 0 {
+                *d = 0.0;
+            }
+        }
+    }
+    for j in pre..=post {
+        let s = if j < 0 {
+            j as f32 / (pre - 1) as f32
+        } else {
+            j as f32 / (post + 1) as f32
+        };
+        let s = smooth(1.0 - s);
+        let k = dest_frame + j;
+        let k = if k < 0 { k + (n - 1) } else { k % (n - 1) };
+        add_deltas(pa, nb, k, s, &dpos, &dq);
+        if looping && k == 0 {
+            add_deltas(pa, nb, n - 1, s, &dpos, &dq);
+        }
     }
 }
 

@@ -322,6 +322,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     for c in &model.ik_chains {
         mark(c.bones[2], &mut keep);
     }
+    for (b, _, _) in &model.screen_align {
+        mark(*b, &mut keep);
+    }
     // procedural bones and the bones they follow are kept whether or not they carry vertices
     // (2006 SDK `TagProceduralBones`)
     for p in &model.procedural_bones {
@@ -843,6 +846,12 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     }
     for (b, _) in &model.bone_merge {
         set(&mut flags, out_bone(*b), 0x40000);
+    }
+    // `$screenalign` (2006 SDK `TagScreenAlignedBones`)
+    for (b, flag, _) in &model.screen_align {
+        if let Some(f) = flags.get_mut(out_bone(*b)) {
+            *f |= flag;
+        }
     }
     for (b, f) in bones.iter_mut().zip(flags) {
         b.flags = f;
