@@ -1,6 +1,6 @@
 //! Animation commands of issue 16 applied as the 2006 SDK's `processAnimations` applies them
 //! (`simplify.cpp`: `processMatch`, `linearDelta`, `createDerivative`, `worldspaceBlend` with
-//! `CalcBoneTransformsCycle`, `counterRotateBone`, `matchBlend`), on an arm that turns
+//! `CalcBoneTransformsCycle`, `counterRotateBone`, `matchBlend`, `extractLinearMotion`), on an arm that turns
 //! 0°, 20°, 20°, 30° about Z over four frames (`testdata/source/animops`), the values worked out
 //! by hand and read back from the built model with `mdlc inspect --pose --json`.
 
@@ -117,6 +117,42 @@ fn match_lineardelta_splinedelta_derivative_worldspaceblend() {
         Path::new("."),
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("W0620"));
+}
+
+/// The root's position in each frame of sequence `seq`.
+fn root_pos(mdl: &Path, seq: &str) -> Vec<Vec<f64>> {
+    (0..4)
+        .map(|f| {
+            let j = common::inspect_json_with(
+                mdl,
+                &["--pose", seq, "--frame", &f.to_string(), "--bone", "root"],
+            );
+            j["bones"][0]["pos"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+/// `walkalignto 3 start LX` and `walkalign 3 start LX 0 3` (2006 SDK `CMD_REFMOTION`,
+/// `extractLinearMotion` with another animation's frame as the reference) on a root that walks
+/// 0, 10, 20, 30 along the model's X (after Source's 90° turn), measured from `start`'s root
+/// at 5: the travel is 25 over three frames with 10 at the middle (frame 1.5), so
+/// v0 = 4·10 − 25 = 15, v1 = 3·25 − 4·10 = 35 (accelerating), and the root keeps
+/// x − (15t + 10t²): 0, 3.889, 5.556, 5. `walkframe 3 LX` measures from its own frame 0 and
+/// takes all of the uniform walk out: 0, 0, 0, 0.
+#[test]
+fn walkalign_measures_from_another_animation() {
+    let dir = common::build_fresh(&Path::new(FIXTURES).join("ops.qc"), "animops-walkalign");
+    let mdl = common::files_with_ext(&dir, &["mdl"]).remove(0);
+    let x = |seq: &str| -> Vec<f64> { root_pos(&mdl, seq).iter().map(|p| p[0]).collect() };
+    assert!(close(&x("walkframe"), &[0.0; 4]), "{:?}", x("walkframe"));
+    let want = [0.0, 35.0 / 9.0, 50.0 / 9.0, 5.0];
+    assert!(close(&x("walkalignto"), &want), "{:?}", x("walkalignto"));
+    assert!(close(&x("walkalign"), &want), "{:?}", x("walkalign"));
 }
 
 /// A `worldspaceblendloop` on a one-frame reference has no loop to read: E0621 at the command,

@@ -1065,7 +1065,46 @@ fn process(
                     .fold(0, |a, b| a | b);
                 let pa = &mut anims[i];
                 let end = (end.max(0.0) as usize).min(pa.num_frames.saturating_sub(1));
-                if let Some(mv) = extract_motion(pa, nb, &roots, root, m, startframe, end) {
+                if let Some(mv) =
+                    extract_motion(pa, nb, &roots, root, m, startframe, end, end, None)
+                {
+                    pa.movements.push(mv);
+                    startframe = end;
+                }
+            }
+            "walkalign" | "walkalignto" => {
+                // `walkalign end ref motion… refframe srcframe`, `walkalignto end ref motion…`
+                // (2006 SDK `CMD_REFMOTION`): the motion up to `end`, measured from a frame of
+                // another animation
+                let (Some(end), Some(reference)) = (num(0), c.args.get(1)) else {
+                    continue;
+                };
+                let words: Vec<i32> = c.args[2..]
+                    .iter()
+                    .map_while(|w| motion_bit(&w.value))
+                    .collect();
+                let m = words.iter().fold(0, |a, b| a | b);
+                let (ref_frame, src) = if kw == "walkalign" {
+                    (num(2 + words.len()), num(3 + words.len()))
+                } else {
+                    (Some(0.0), Some(end))
+                };
+                let (Some(ref_frame), Some(src)) = (ref_frame, src) else {
+                    continue;
+                };
+                let Some(r) = find_anim(model, &reference.value, anims.len()) else {
+                    diags.push(unknown_anim(model, reference));
+                    continue;
+                };
+                let rn = anims[r].num_frames.max(1);
+                let rf = (ref_frame.max(0.0) as usize).min(rn - 1);
+                let ref_pose = frame_of(&anims[r], rf, nb).get(root).copied();
+                let pa = &mut anims[i];
+                let end = (end.max(0.0) as usize).min(pa.num_frames.saturating_sub(1));
+                let src = src.max(0.0) as usize;
+                if let Some(mv) =
+                    extract_motion(pa, nb, &roots, root, m, startframe, end, src, ref_pose)
+                {
                     pa.movements.push(mv);
                     startframe = end;
                 }
@@ -1092,7 +1131,9 @@ fn process(
                 span: a.span,
                 owner: format!("animation `{}`", a.name.value),
             });
-        } else if let Some(mv) = extract_motion(pa, nb, &roots, root, motion, startframe, end) {
+        } else if let Some(mv) =
+            extract_motion(pa, nb, &roots, root, motion, startframe, end, end, None)
+        {
             pa.movements.push(mv);
         }
     }
@@ -1618,8 +1659,11 @@ fn match_blend(
 
 /// Linear (and rotational) motion extraction of frames `start..=end` into one movement piece
 /// (`extractLinearMotion` of Valve's 2006 compiler): the travel of the root bone `root` from
-/// `start` to `end` becomes a path with a start and end speed (equal when the middle frame says
-/// the motion is close to uniform), which is taken out of every root.
+/// the reference pose to frame `src` becomes a path with a start and end speed (equal when the
+/// middle frame says the motion is close to uniform), which is taken out of every root over
+/// `start..=end`. The reference is this animation's frame `start` (`walkframe` and the
+/// extracted motions), or a frame of another animation (`walkalign`, `walkalignto`).
+#[allow(clippy::too_many_arguments)]
 fn extract_motion(
     pa: &mut PAnim,
     nb: usize,
@@ -1628,20 +1672,24 @@ fn extract_motion(
     motion: i32,
     start: usize,
     end: usize,
+    src: usize,
+    reference: Option<LocalPose>,
 ) -> Option<PMovement> {
     let n = pa.num_frames;
     if n <= 1 || start >= end || end >= n {
         return None;
     }
+    let src = src.min(n - 1);
     let at = |f: usize| pa.frames[f * nb + root];
-    let mid = (start + end) as f32 / 2.0;
+    let reference = reference.unwrap_or_else(|| at(start));
+    let mid = (start + src) as f32 / 2.0;
     let imid = mid as usize;
     let s = mid - imid as f32;
     let mut rot = [0.0f32; 3];
     if motion & 0xe00 != 0 {
-        let q0 = math::euler_quat(at(start).rot);
+        let q0 = math::euler_quat(reference.rot);
         let q1 = math::euler_quat(at(imid).rot);
-        let q2 = math::euler_quat(at(end).rot);
+        let q2 = math::euler_quat(at(src).rot);
         let d1 = quat::ma(q1, -1.0, q0);
         let d2 = quat::ma(q2, -1.0, q0);
         if motion & 0x200 != 0 {
@@ -1676,13 +1724,13 @@ fn extract_motion(
             rot[2] = a3;
         }
     }
-    let p0 = math::rotate(&math::from_euler(rot, [0.0; 3]), at(start).pos);
+    let p0 = math::rotate(&math::from_euler(rot, [0.0; 3]), reference.pos);
     let pm = {
         let a = at(imid).pos;
         let b = at((imid + 1).min(n - 1)).pos;
         math::add(math::scale(a, 1.0 - s), math::scale(b, s))
     };
-    let mut p2 = math::sub(at(end).pos, p0);
+    let mut p2 = math::sub(at(src).pos, p0);
     let mut p1 = math::sub(pm, p0);
     for k in 0..3 {
         if motion & (0x40 << k) == 0 {
@@ -2588,7 +2636,7 @@ mod tests {
             frames.push(pose(5.0, 1.0, 0.2));
         }
         let mut a = anim(frames, 2);
-        let mv = extract_motion(&mut a, 2, &[0], 0, 0x40, 0, 3);
+        let mv = extract_motion(&mut a, 2, &[0], 0, 0x40, 0, 3, 3, None);
         let Some(mv) = mv else { panic!("no movement") };
         assert_eq!(mv.endframe, 3);
         assert_eq!(mv.motionflags, 0x40);
@@ -2611,7 +2659,7 @@ mod tests {
             })
             .collect();
         let mut a = anim(frames, 1);
-        let Some(mv) = extract_motion(&mut a, 1, &[0], 0, 0x40, 0, 4) else {
+        let Some(mv) = extract_motion(&mut a, 1, &[0], 0, 0x40, 0, 4, 4, None) else {
             panic!("no movement")
         };
         assert!(

@@ -1073,7 +1073,8 @@ impl<'t> Parser<'t, '_> {
             "rotateto" | "derivative" | "compress" | "numframes" => "n",
             "walkframe" => "nm",
             "walkalignto" => "nwm",
-            "walkalign" => "nwmnn",
+            // Valve's compiler stops without a motion type ("missing controls on walkalign")
+            "walkalign" => "nw1mnn",
             "noanimation" | "lineardelta" | "splinedelta" => "",
             "counterrotateto" => "nnnw",
             "ikrule" | "ikfixup" => return Some(Some(AnimChange::Commands(vec![self.ikrule(o)?]))),
