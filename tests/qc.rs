@@ -744,3 +744,13 @@ fn corpus_facts() {
     );
     assert!(a.looping);
 }
+
+/// `walkalign` needs a motion type before its frames: Valve's compiler stops with "missing
+/// controls on walkalign", and mdlc reports the word that is not one.
+#[test]
+fn walkalign_without_a_motion_type_is_an_error() {
+    let (d, _) = parse("$cdmaterials \"x\"\n$animation a \"a.smd\" { walkalign 3 b 0 3 }\n");
+    assert_eq!(codes(&d), ["E0228"], "{d:?}");
+    let (d, _) = parse("$cdmaterials \"x\"\n$animation a \"a.smd\" { walkalign 3 b LX 0 3 }\n");
+    assert!(codes(&d).is_empty(), "{d:?}");
+}
