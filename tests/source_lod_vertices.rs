@@ -79,3 +79,42 @@ fn lod_vertex_counts_match_valve_per_mesh_and_lod() {
     let _ = std::fs::remove_dir_all(&out_root);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A skinned model's LODs (`testdata/source/lods/skinned`, 2006 SDK `UnifyLODs.cpp`): a vertex
+/// only a LOD has takes its links from the nearest LOD-0 vertex, not from its own file (which
+/// links the moved finger triangle to the root), and then goes through the LOD's bone
+/// replacements (`replacebone finger hand` at LOD 1, `bonetreecollapse arm` at LOD 2). The
+/// bones' LOD flags follow: the finger is used by LOD 0 only, the hand by LODs 0–1, the arm by
+/// every LOD.
+#[test]
+fn lod_vertices_take_root_links_and_the_lods_bone_replacements() {
+    let qc = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/lods/skinned/skinned.qc");
+    let (files, diags) = compile_qc(&qc);
+    assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
+    let out = std::env::temp_dir().join(format!("mdlc-lod-skinned-{}", std::process::id()));
+    let mdl = write_files(&out, &files.expect("output"));
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
+    let names: Vec<&str> = f.mdl.bones.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["root", "arm", "hand", "finger"]);
+    let lods = |i: usize| (f.mdl.bones[i].rec.flags >> 10) & 0xff;
+    assert_eq!(
+        [lods(0), lods(1), lods(2), lods(3)],
+        [0b111, 0b111, 0b011, 0b001]
+    );
+    // the moved finger triangle (x 13.2 and 14.2): once linked to the hand (LOD 1), once to the arm
+    // (LOD 2), never to the root its file names
+    let vvd = f.vvd.as_ref().unwrap();
+    let mut moved: Vec<i8> = vvd
+        .vertices
+        .iter()
+        .filter(|v| (v.vec_position[0] - v.vec_position[0].floor() - 0.2).abs() < 1e-3)
+        .map(|v| {
+            assert_eq!((v.numbones, v.weight[0]), (1, 1.0));
+            v.bone[0]
+        })
+        .collect();
+    moved.sort_unstable();
+    assert_eq!(moved, [1, 1, 1, 2, 2, 2]);
+    // the arm triangle is LOD 0's in every LOD: 9 + 3 + 3 vertices
+    assert_eq!(vvd.vertices.len(), 15);
+}

@@ -476,6 +476,16 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         skins.push((0..textures.len() as i16).collect());
     }
 
+    // --- each LOD's bone replacements (`replacebone`, `bonetreecollapse`) -----------------------
+    let lod_bone_maps: Vec<Vec<BoneId>> = (0..num_lods)
+        .map(
+            |lod| match lod.checked_sub(1).and_then(|l| lod_list.get(l)) {
+                Some((l, _)) => lod_bone_map(model, l, &ir_to_out),
+                None => (0..nbones_ir).map(|b| BoneId(b as u32)).collect(),
+            },
+        )
+        .collect();
+
     // --- body parts, models, meshes ----------------------------------------------------------------
     let mut body_parts = Vec::new();
     let mut failed = false;
@@ -534,10 +544,23 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                     meshes[idx].1.triangle(lod, corners);
                 }
             }
+            // the model's LOD-0 vertices, where a vertex only a LOD has takes its links from
+            let root = RootVertices::new(if num_lods > 1 {
+                meshes
+                    .iter()
+                    .flat_map(|m| m.1.verts.iter().cloned())
+                    .collect()
+            } else {
+                Vec::new()
+            });
             meshes.sort_by_key(|m| m.0);
             let mut out_meshes = Vec::new();
+            let lods = LodContext {
+                root: &root,
+                bone_maps: &lod_bone_maps,
+            };
             for (tex, mb) in meshes {
-                out_meshes.push(mb.finish(tex, num_lods, static_prop, &out_bone));
+                out_meshes.push(mb.finish(tex, num_lods, static_prop, &out_bone, &lods));
             }
             let total: usize = out_meshes.iter().map(|m: &PMesh| m.vertices.len()).sum();
             if total >= MAX_MODEL_VERTS {
@@ -1514,6 +1537,212 @@ fn weight_error(a: &[(BoneId, f32)], b: &[(BoneId, f32)]) -> Option<f32> {
     (e <= LOD_WEIGHT_EPS).then_some(e)
 }
 
+/// What the LODs of one body-part model share: its LOD-0 vertices (every material's) and each
+/// LOD's bone replacements (IR bone → IR bone).
+struct LodContext<'a> {
+    root: &'a RootVertices,
+    bone_maps: &'a [Vec<BoneId>],
+}
+
+/// A model's LOD-0 vertices on a grid, for [`RootVertices::nearest`].
+struct RootVertices {
+    verts: Vec<RawVertex>,
+    cells: FastMap<[i64; 3], Vec<u32>>,
+    size: f32,
+    /// The lowest and highest cell of any vertex, per axis.
+    span: ([i64; 3], [i64; 3]),
+}
+
+impl RootVertices {
+    fn new(verts: Vec<RawVertex>) -> Self {
+        // about two vertices per cell of the box around them
+        let mut lo = [f32::MAX; 3];
+        let mut hi = [f32::MIN; 3];
+        for v in &verts {
+            for k in 0..3 {
+                lo[k] = lo[k].min(v.pos[k]);
+                hi[k] = hi[k].max(v.pos[k]);
+            }
+        }
+        let extent = (0..3)
+            .map(|k| (hi[k] - lo[k]).max(0.0))
+            .fold(0.0f32, f32::max);
+        let per_side = (verts.len() as f32 / 2.0).cbrt().max(1.0);
+        let size = if extent.is_finite() && extent > 0.0 {
+            (extent / per_side).max(1e-3)
+        } else {
+            1.0
+        };
+        let mut cells: FastMap<[i64; 3], Vec<u32>> = FastMap::default();
+        let mut span = ([i64::MAX; 3], [i64::MIN; 3]);
+        for (i, v) in verts.iter().enumerate() {
+            let c = Self::cell_of(v.pos, size);
+            for (k, x) in c.iter().enumerate() {
+                span.0[k] = span.0[k].min(*x);
+                span.1[k] = span.1[k].max(*x);
+            }
+            cells.entry(c).or_default().push(i as u32);
+        }
+        RootVertices {
+            verts,
+            cells,
+            size,
+            span,
+        }
+    }
+
+    fn cell_of(p: [f32; 3], size: f32) -> [i64; 3] {
+        p.map(|x| (f64::from(x) / f64::from(size)).floor() as i64)
+    }
+
+    /// The LOD-0 vertex nearest to `v` (2006 SDK `FindBoneWeightWithinModel`, tangents and
+    /// links ignored): smallest squared distance, then uv error, then normal error (1 − cos);
+    /// of equal ones the later vertex, as Valve's linear search keeps the last. Searched in
+    /// growing shells of cells until no closer vertex can lie further out.
+    fn nearest(&self, v: &RawVertex) -> Option<&RawVertex> {
+        let c = Self::cell_of(v.pos, self.size);
+        if self.verts.is_empty() {
+            return None;
+        }
+        let (lo, hi) = self.span;
+        let max_r = (0..3)
+            .map(|k| (c[k] - lo[k]).abs().max((hi[k] - c[k]).abs()))
+            .max()
+            .unwrap_or(0);
+        let better = |e: &[f32; 3], i: u32, b: &(u32, [f32; 3])| {
+            for (x, y) in e.iter().zip(&b.1) {
+                if x != y {
+                    return x < y;
+                }
+            }
+            i > b.0
+        };
+        let n = math::normalize(v.normal);
+        let mut best: Option<(u32, [f32; 3])> = None;
+        for r in 0..=max_r {
+            for dx in -r..=r {
+                for dy in -r..=r {
+                    for dz in -r..=r {
+                        if dx.abs().max(dy.abs()).max(dz.abs()) != r {
+                            continue;
+                        }
+                        let Some(list) = self.cells.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else {
+                            continue;
+                        };
+                        for &i in list {
+                            let Some(w) = self.verts.get(i as usize) else {
+                                continue;
+                            };
+                            let d = math::sub(v.pos, w.pos);
+                            let (du, dv) = ((w.uv[0] - v.uv[0]).abs(), (w.uv[1] - v.uv[1]).abs());
+                            let e = [
+                                math::dot(d, d),
+                                du * du + dv * dv,
+                                1.0 - math::dot(n, math::normalize(w.normal)),
+                            ];
+                            if best.as_ref().is_none_or(|b| better(&e, i, b)) {
+                                best = Some((i, e));
+                            }
+                        }
+                    }
+                }
+            }
+            // every vertex not yet searched is more than r cells away
+            let reach = r as f32 * self.size;
+            if best.as_ref().is_some_and(|b| b.1[0] < reach * reach) {
+                break;
+            }
+        }
+        best.and_then(|b| self.verts.get(b.0 as usize))
+    }
+}
+
+/// A LOD's links through its bone replacements (2006 SDK `RemapBoneWeights`,
+/// `CollapseBoneWeights`, `SortBoneWeightByWeight`): links that now name one bone are one link
+/// with the sum of their weights, ordered by bone, then largest weight first (a stable sort).
+fn remap_links(l: &Links, map: &[BoneId]) -> Links {
+    if l.iter()
+        .all(|x| map.get(x.0.index()).is_none_or(|&m| m == x.0))
+    {
+        return *l;
+    }
+    let mut v: Vec<(BoneId, f32)> = l
+        .iter()
+        .map(|&(b, w)| (map.get(b.index()).copied().unwrap_or(b), w))
+        .collect();
+    v.sort_by_key(|x| x.0 .0);
+    let mut merged: Vec<(BoneId, f32)> = Vec::with_capacity(v.len());
+    for (b, w) in v {
+        match merged.last_mut() {
+            Some(last) if last.0 == b => last.1 += w,
+            _ => merged.push((b, w)),
+        }
+    }
+    merged.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
+    let mut out = Links::EMPTY;
+    for (b, w) in merged {
+        out.push(b, w);
+    }
+    out
+}
+
+/// One LOD's bone replacements as a map over the IR bones (2006 SDK `BuildBoneLODMapping`):
+/// `replacebone from to`, and `bonetreecollapse bone` as the replacement of every bone below
+/// it by it (`ConvertBoneTreeCollapsesToReplaceBones`), chains followed to their end
+/// (`FixupReplacedBonesForLOD`). As in Valve's compiler, a replacement naming a bone that is
+/// not in the model's bone table is skipped.
+fn lod_bone_map(
+    model: &Model,
+    lod: &crate::ir::model::Lod,
+    ir_to_out: &[Option<usize>],
+) -> Vec<BoneId> {
+    let n = model.bones.len();
+    let in_table = |b: BoneId| ir_to_out.get(b.index()).copied().flatten().is_some();
+    let mut reps: Vec<(BoneId, BoneId)> = lod.replace_bones.iter().map(|r| (r.0, r.1)).collect();
+    for (top, _) in &lod.bone_tree_collapse {
+        // every bone whose chain of parents reaches `top`, in bone order
+        for b in 0..n {
+            let mut p = model.bones[b].parent;
+            let mut steps = 0;
+            while let Some(x) = p {
+                if x == *top {
+                    reps.push((BoneId(b as u32), *top));
+                    break;
+                }
+                steps += 1;
+                if steps > n {
+                    break;
+                }
+                p = model.bones.get(x.index()).and_then(|m| m.parent);
+            }
+        }
+    }
+    // a → b, b → c becomes a → c (bounded: a cycle of replacements stops)
+    for _ in 0..reps.len() {
+        let mut changed = false;
+        for i in 0..reps.len() {
+            for j in 0..reps.len() {
+                if i != j && reps[i].0 == reps[j].1 && reps[j].1 != reps[i].1 {
+                    reps[j].1 = reps[i].1;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut map: Vec<BoneId> = (0..n).map(|b| BoneId(b as u32)).collect();
+    for (from, to) in reps {
+        if in_table(from) && in_table(to) {
+            if let Some(slot) = map.get_mut(from.index()) {
+                *slot = to;
+            }
+        }
+    }
+    map
+}
+
 /// One material's vertices and triangles for every LOD of one body-part model. LOD 0 is
 /// welded as its corners arrive; the corners of every other LOD are kept until
 /// [`MeshBuild::finish`], which unifies them with the pool LOD by LOD (studiomdl's order: the
@@ -1643,10 +1872,14 @@ impl MeshBuild {
     /// Unifies the triangles of one LOD ≥ 1 with the pool (`source-geometry.md` 7.4). The LOD's
     /// corners are first welded among themselves and get tangents from the LOD's own
     /// triangles. Each such vertex then becomes the closest LOD-0 vertex of the mesh within the
-    /// tolerances (all of its data, whatever its links and tangent), or else the closest vertex
-    /// an earlier LOD added whose links and tangent are close too, or else stays itself; the
-    /// result is shared with a vertex of the mesh equal to it in every bit, or added.
-    fn unify_lod(&mut self, lod: usize) {
+    /// tolerances (all of its data, whatever its links and tangent). Otherwise it takes the links
+    /// of the model's LOD-0 vertex nearest to it (2006 SDK `CalculateBoneWeightFromRootLod`,
+    /// `FindBoneWeightWithinModel`: a LOD's own links are not trusted), and becomes the closest
+    /// vertex an earlier LOD added whose links and tangent are close too, or else stays itself.
+    /// Its links then go through the LOD's bone replacements (`RemapBoneWeights`, links to one
+    /// bone merged, largest first). The result is shared with a vertex of the mesh equal to it
+    /// in every bit, or added.
+    fn unify_lod(&mut self, lod: usize, lods: &LodContext) {
         let tris_in = self
             .pending
             .get_mut(lod)
@@ -1676,14 +1909,24 @@ impl MeshBuild {
         }
         let limit = self.verts.len() as u32;
         let mut map = Vec::with_capacity(src.len());
-        for sv in src {
-            let found = self
-                .lod0_match(&sv)
-                .or_else(|| self.earlier_lod_match(&sv, limit));
+        let bone_map = lods.bone_maps.get(lod);
+        for mut sv in src {
+            let found = match self.lod0_match(&sv) {
+                Some(i) => Some(i),
+                None => {
+                    if let Some(w) = lods.root.nearest(&sv) {
+                        sv.weights = w.weights;
+                    }
+                    self.earlier_lod_match(&sv, limit)
+                }
+            };
             let mut v = match found.and_then(|i| self.verts.get(i as usize)) {
                 Some(w) => w.clone(),
                 None => sv,
             };
+            if let Some(map) = bone_map {
+                v.weights = remap_links(&v.weights, map);
+            }
             v.lod_mask = 1 << lod;
             let key = ExactKey::of(&v);
             let id = match self.exact.get(&key) {
@@ -1715,6 +1958,7 @@ impl MeshBuild {
         num_lods: usize,
         static_prop: bool,
         out_bone: &dyn Fn(BoneId) -> usize,
+        lods: &LodContext,
     ) -> PMesh {
         // tangents of LOD 0 from its triangles; every other LOD's come with its vertices
         let frames = tangent_frames(&self.verts, &self.tris[0]);
@@ -1726,7 +1970,7 @@ impl MeshBuild {
                 self.exact.entry(ExactKey::of(v)).or_insert(i as u32);
             }
             for lod in 1..self.pending.len() {
-                self.unify_lod(lod);
+                self.unify_lod(lod, lods);
             }
         }
         let n = self.verts.len();
@@ -1853,7 +2097,13 @@ mod tests {
         for (lod, t) in tris {
             mb.triangle(lod, t);
         }
-        mb.finish(0, num_lods, false, &|b: BoneId| b.index())
+        let root = RootVertices::new(mb.verts.clone());
+        let maps: Vec<Vec<BoneId>> = vec![(0..4).map(BoneId).collect(); num_lods];
+        let lods = LodContext {
+            root: &root,
+            bone_maps: &maps,
+        };
+        mb.finish(0, num_lods, false, &|b: BoneId| b.index(), &lods)
     }
 
     /// A LOD-2 corner equal to a vertex LOD 1 added (position, uv, normal, links) is that
