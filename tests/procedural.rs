@@ -209,30 +209,9 @@ fn procedural_bone_diagnostics() {
 /// the same MDL byte for byte.
 #[test]
 fn procedural_bones_survive_import() {
-    let dir = common::fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("procedural-import"));
     let qc = Path::new(FIXTURES).join("helpers.qc");
-    let toml = dir.join("helpers.toml");
-    let out = common::mdlc(
-        &[
-            "import-qc",
-            qc.to_str().unwrap(),
-            "-o",
-            toml.to_str().unwrap(),
-        ],
-        &dir,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&toml).unwrap();
+    let text = common::import_builds_same(&qc, "procedural-import");
     assert!(text.contains("procedural_bones = ["), "{text}");
-    let from_qc = common::build_fresh(&qc, "procedural-import-qc");
-    let from_toml = common::build_fresh(&toml, "procedural-import-toml");
-    let a = std::fs::read(common::files_with_ext(&from_qc, &["mdl"]).remove(0)).unwrap();
-    let b = std::fs::read(common::files_with_ext(&from_toml, &["mdl"]).remove(0)).unwrap();
-    assert_eq!(a, b);
 }
 
 /// The SDK male: its `$proceduralbones` file is missing from the repository, which is W0414 now,
@@ -290,22 +269,6 @@ fn screen_aligned_bones_are_flagged() {
         assert!(by.contains(&("Rig.forearm".into(), 0x10)), "{by:?}");
         assert!(by.contains(&("Rig.aimer".into(), 0x08)), "{by:?}");
     }
-    let tdir = common::fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenalign-import"));
-    let toml = tdir.join("s.toml");
-    let out = common::mdlc(
-        &[
-            "import-qc",
-            qc.to_str().unwrap(),
-            "-o",
-            toml.to_str().unwrap(),
-        ],
-        &tdir,
-    );
-    assert!(out.status.success());
-    let text = std::fs::read_to_string(&toml).unwrap();
+    let text = common::import_builds_same(&qc, "screenalign-import");
     assert!(text.contains("mode = \"cylinder\""), "{text}");
-    let from_toml = common::build_fresh(&toml, "procedural-screenalign-toml");
-    let a = std::fs::read(&mdl).unwrap();
-    let b = std::fs::read(common::files_with_ext(&from_toml, &["mdl"]).remove(0)).unwrap();
-    assert_eq!(a, b);
 }

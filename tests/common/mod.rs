@@ -263,3 +263,30 @@ pub fn fresh_dir(dir: PathBuf) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// `mdlc import-qc` of `qc` into a fresh folder named `name`, then both built: asserts that the
+/// TOML builds the same `.mdl` as the QC, byte for byte, and returns the TOML's text.
+pub fn import_builds_same(qc: &Path, name: &str) -> String {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(name));
+    let toml = dir.join("imported.toml");
+    let out = mdlc(
+        &[
+            "import-qc",
+            qc.to_str().unwrap(),
+            "-o",
+            toml.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_qc = build_fresh(qc, &format!("{name}-qc"));
+    let from_toml = build_fresh(&toml, &format!("{name}-toml"));
+    let a = std::fs::read(files_with_ext(&from_qc, &["mdl"]).remove(0)).unwrap();
+    let b = std::fs::read(files_with_ext(&from_toml, &["mdl"]).remove(0)).unwrap();
+    assert!(a == b, "{}: the TOML builds another model", qc.display());
+    std::fs::read_to_string(&toml).unwrap()
+}

@@ -799,21 +799,9 @@ fn process(
                 };
                 let bone = match bone {
                     None => root,
-                    Some(b) => match cx
-                        .bones
-                        .iter()
-                        .position(|x| x.name.eq_ignore_ascii_case(&b.value))
-                    {
+                    Some(b) => match bone_named(cx, b, diags) {
                         Some(x) => x,
-                        None => {
-                            diags.push(unknown_name(
-                                "bone",
-                                &b.value,
-                                b.span.span(),
-                                cx.bones.iter().map(|x| x.name.as_str()),
-                            ));
-                            continue;
-                        }
+                        None => continue,
                     },
                 };
                 let src = world_of(&frame_of(&anims[r], src_frame, nb), cx.bones);
@@ -853,18 +841,8 @@ fn process(
                 let Some(b) = c.args.get(if to { 3 } else { 0 }) else {
                     continue;
                 };
-                let Some(bone) = cx
-                    .bones
-                    .iter()
-                    .position(|x| x.name.eq_ignore_ascii_case(&b.value))
-                else {
-                    // Valve's compiler stops too ("unable to find bone … to counterrotate")
-                    diags.push(unknown_name(
-                        "bone",
-                        &b.value,
-                        b.span.span(),
-                        cx.bones.iter().map(|x| x.name.as_str()),
-                    ));
+                // Valve's compiler stops too ("unable to find bone … to counterrotate")
+                let Some(bone) = bone_named(cx, b, diags) else {
                     continue;
                 };
                 let target = if to {
@@ -1439,6 +1417,27 @@ fn world_of(frame: &[LocalPose], bones: &[PBone]) -> Vec<M34> {
     w
 }
 
+/// The plan bone a command names (any case), or `E0620` naming the nearest one.
+fn bone_named(
+    cx: &Context,
+    b: &crate::diag::Spanned<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<usize> {
+    let found = cx
+        .bones
+        .iter()
+        .position(|x| x.name.eq_ignore_ascii_case(&b.value));
+    if found.is_none() {
+        diags.push(unknown_name(
+            "bone",
+            &b.value,
+            b.span.span(),
+            cx.bones.iter().map(|x| x.name.as_str()),
+        ));
+    }
+    found
+}
+
 /// `counterrotate(to)` (2006 SDK `counterRotateBone`): in every frame the bone keeps its place
 /// and takes the rotation of `target` in the model; only its own local pose changes
 /// (`solveBone`), so its children turn with it.
@@ -1534,25 +1533,8 @@ fn fixup_loop(pa: &mut PAnim, nb: usize, roots: &[usize], motion: i32, start: i6
         return;
     }
     let (mut start, mut end) = (start, end);
-    let mut dpos: Vec<[f32; 3]> = Vec::with_capacity(nb);
-    let mut dq: Vec<[f32; 4]> = Vec::with_capacity(nb);
-    for b in 0..nb {
-        let last = pa.frames[m as usize * nb + b];
-        let first = pa.frames[b];
-        dpos.push(math::sub(last.pos, first.pos));
-        dq.push(quat::ma(
-            math::euler_quat(last.rot),
-            -1.0,
-            math::euler_quat(first.rot),
-        ));
-    }
-    for &r in roots {
-        for (k, d) in dpos[r].iter_mut().enumerate() {
-            if motion & (0x40 << k) != 0 {
-                *d = 0.0;
-            }
-        }
-    }
+    let last = m as usize * nb;
+    let (dpos, dq) = frame_deltas(&pa.frames[last..last + nb], &pa.frames[..nb], roots, motion);
     if end - start > pa.num_frames as i64 {
         end = pa.num_frames as i64 + start;
         if end < 0 {
@@ -1570,6 +1552,37 @@ fn fixup_loop(pa: &mut PAnim, nb: usize, roots: &[usize], motion: i32, start: i6
     for j in 0..end {
         add_deltas(pa, nb, j, smooth((end - j) as f32 / nf), &dpos, &dq);
     }
+}
+
+/// Per bone, pose `a` less pose `b` (position difference, `QuaternionMA(a, −1, b)`), with the
+/// roots' extracted axes (`LX`, `LY`, `LZ` of `motion`) left at 0 (Valve's "skip fixup for
+/// motion that'll be matched with linear extraction").
+fn frame_deltas(
+    a: &[LocalPose],
+    b: &[LocalPose],
+    roots: &[usize],
+    motion: i32,
+) -> (Vec<[f32; 3]>, Vec<[f32; 4]>) {
+    let mut dpos: Vec<[f32; 3]> = Vec::with_capacity(a.len());
+    let mut dq: Vec<[f32; 4]> = Vec::with_capacity(a.len());
+    for (x, y) in a.iter().zip(b) {
+        dpos.push(math::sub(x.pos, y.pos));
+        dq.push(quat::ma(
+            math::euler_quat(x.rot),
+            -1.0,
+            math::euler_quat(y.rot),
+        ));
+    }
+    for &r in roots {
+        if let Some(d) = dpos.get_mut(r) {
+            for (k, v) in d.iter_mut().enumerate() {
+                if motion & (0x40 << k) != 0 {
+                    *v = 0.0;
+                }
+            }
+        }
+    }
+    (dpos, dq)
 }
 
 /// `SimpleSpline`: 3s² − 2s³.
@@ -1624,23 +1637,7 @@ fn match_blend(
         (pre.max(-dest_frame), post.min(n - dest_frame))
     };
     let base = dest_frame as usize * nb;
-    let mut dpos: Vec<[f32; 3]> = Vec::with_capacity(nb);
-    let mut dq: Vec<[f32; 4]> = Vec::with_capacity(nb);
-    for (s, d) in src.iter().zip(&pa.frames[base..base + nb]) {
-        dpos.push(math::sub(s.pos, d.pos));
-        dq.push(quat::ma(
-            math::euler_quat(s.rot),
-            -1.0,
-            math::euler_quat(d.rot),
-        ));
-    }
-    for &r in roots {
-        for (k, d) in dpos[r].iter_mut().enumerate() {
-            if motion & (0x40 << k) != 0 {
-                *d = 0.0;
-            }
-        }
-    }
+    let (dpos, dq) = frame_deltas(&src[..nb], &pa.frames[base..base + nb], roots, motion);
     for j in pre..=post {
         let s = if j < 0 {
             j as f32 / (pre - 1) as f32
