@@ -1591,6 +1591,9 @@ impl RootVertices {
         }
     }
 
+    /// How many shells of cells are searched before every vertex is compared.
+    const SHELLS: u64 = 8;
+
     fn cell_of(p: [f32; 3], size: f32) -> [i64; 3] {
         p.map(|x| (f64::from(x) / f64::from(size)).floor() as i64)
     }
@@ -1598,27 +1601,50 @@ impl RootVertices {
     /// The LOD-0 vertex nearest to `v` (2006 SDK `FindBoneWeightWithinModel`, tangents and
     /// links ignored): smallest squared distance, then uv error, then normal error (1 − cos);
     /// of equal ones the later vertex, as Valve's linear search keeps the last. Searched in
-    /// growing shells of cells until no closer vertex can lie further out.
+    /// growing shells of cells until no closer vertex can lie further out; a vertex more than
+    /// [`Self::SHELLS`] cells from every other is compared with all of them.
     fn nearest(&self, v: &RawVertex) -> Option<&RawVertex> {
-        let c = Self::cell_of(v.pos, self.size);
         if self.verts.is_empty() {
             return None;
         }
+        let c = Self::cell_of(v.pos, self.size);
         let (lo, hi) = self.span;
         let max_r = (0..3)
-            .map(|k| (c[k] - lo[k]).abs().max((hi[k] - c[k]).abs()))
+            .map(|k| c[k].abs_diff(lo[k]).max(hi[k].abs_diff(c[k])))
             .max()
             .unwrap_or(0);
-        let better = |e: &[f32; 3], i: u32, b: &(u32, [f32; 3])| {
-            for (x, y) in e.iter().zip(&b.1) {
-                if x != y {
-                    return x < y;
-                }
-            }
-            i > b.0
-        };
         let n = math::normalize(v.normal);
         let mut best: Option<(u32, [f32; 3])> = None;
+        let consider = |i: u32, best: &mut Option<(u32, [f32; 3])>| {
+            let Some(w) = self.verts.get(i as usize) else {
+                return;
+            };
+            let d = math::sub(v.pos, w.pos);
+            let (du, dv) = ((w.uv[0] - v.uv[0]).abs(), (w.uv[1] - v.uv[1]).abs());
+            let e = [
+                math::dot(d, d),
+                du * du + dv * dv,
+                1.0 - math::dot(n, math::normalize(w.normal)),
+            ];
+            let better = best.as_ref().is_none_or(|b| {
+                for (x, y) in e.iter().zip(&b.1) {
+                    if x != y {
+                        return x < y;
+                    }
+                }
+                i > b.0
+            });
+            if better {
+                *best = Some((i, e));
+            }
+        };
+        if max_r > Self::SHELLS {
+            for i in 0..self.verts.len() as u32 {
+                consider(i, &mut best);
+            }
+            return best.and_then(|b| self.verts.get(b.0 as usize));
+        }
+        let max_r = max_r as i64;
         for r in 0..=max_r {
             for dx in -r..=r {
                 for dy in -r..=r {
@@ -1626,23 +1652,13 @@ impl RootVertices {
                         if dx.abs().max(dy.abs()).max(dz.abs()) != r {
                             continue;
                         }
-                        let Some(list) = self.cells.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) else {
-                            continue;
-                        };
-                        for &i in list {
-                            let Some(w) = self.verts.get(i as usize) else {
-                                continue;
-                            };
-                            let d = math::sub(v.pos, w.pos);
-                            let (du, dv) = ((w.uv[0] - v.uv[0]).abs(), (w.uv[1] - v.uv[1]).abs());
-                            let e = [
-                                math::dot(d, d),
-                                du * du + dv * dv,
-                                1.0 - math::dot(n, math::normalize(w.normal)),
-                            ];
-                            if best.as_ref().is_none_or(|b| better(&e, i, b)) {
-                                best = Some((i, e));
-                            }
+                        let key = [
+                            c[0].saturating_add(dx),
+                            c[1].saturating_add(dy),
+                            c[2].saturating_add(dz),
+                        ];
+                        for &i in self.cells.get(&key).into_iter().flatten() {
+                            consider(i, &mut best);
                         }
                     }
                 }
@@ -2104,6 +2120,33 @@ mod tests {
             bone_maps: &maps,
         };
         mb.finish(0, num_lods, false, &|b: BoneId| b.index(), &lods)
+    }
+
+    /// The nearest LOD-0 vertex: by shells of cells near the grid, by every vertex far from
+    /// it (a stray vertex must not make the search walk millions of cells); of equal ones the
+    /// later, as Valve's linear search.
+    #[test]
+    fn nearest_root_vertex_by_shells_or_by_all() {
+        let mk = |x: f32, b: u32| RawVertex {
+            pos: [x, 0.0, 0.0],
+            normal: [0.0, 0.0, 1.0],
+            uv: [0.0; 2],
+            weights: Links::one(BoneId(b)),
+            tangent: [0.0; 4],
+            lod_mask: 1,
+        };
+        let root = RootVertices::new((0..100).map(|i| mk(i as f32, i)).collect());
+        let q = |x: f32| root.nearest(&mk(x, 999)).map(|v| v.weights[0].0 .0);
+        assert_eq!(q(41.2), Some(41));
+        assert_eq!(q(41.7), Some(42));
+        assert_eq!(q(-1e4), Some(0));
+        assert_eq!(q(1e30), Some(99));
+        let twins = RootVertices::new(vec![mk(5.0, 1), mk(5.0, 2), mk(9.0, 3)]);
+        assert_eq!(
+            twins.nearest(&mk(5.1, 0)).map(|v| v.weights[0].0 .0),
+            Some(2)
+        );
+        assert!(RootVertices::new(Vec::new()).nearest(&mk(0.0, 0)).is_none());
     }
 
     /// A LOD-2 corner equal to a vertex LOD 1 added (position, uv, normal, links) is that
