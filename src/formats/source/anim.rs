@@ -540,6 +540,8 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
     }
 
     // --- sequence boxes (§6.11) -------------------------------------------------------------------
+    let points = box_points(cx);
+    let mut anim_boxes: Vec<Option<Aabb>> = vec![None; anims.len()];
     for ps in &mut seqs {
         if ps.flags & OVERRIDE != 0 {
             continue; // a `$declaresequence` placeholder keeps its zero box
@@ -553,9 +555,20 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
         // `mapbase-bunker-gun01`'s `aim`), so mdlc does the same.
         let mut bx = Aabb::EMPTY;
         for &ai in &ps.anims {
-            if let Some(a) = anims.get(ai as usize) {
-                anim_box(a, cx, &mut bx);
-            }
+            let Some(a) = anims.get(ai as usize) else {
+                continue;
+            };
+            // an animation's box once, however many sequences use it (the union of boxes is
+            // the box of all their points)
+            let Some(slot) = anim_boxes.get_mut(ai as usize) else {
+                continue;
+            };
+            let ab = slot.get_or_insert_with(|| {
+                let mut b = Aabb::EMPTY;
+                anim_box(a, cx, &points, &mut b);
+                b
+            });
+            bx.union(ab);
         }
         ps.bbox = if bx.is_empty() {
             cx.rest_box
@@ -580,8 +593,37 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
     })
 }
 
-/// Adds every vertex and first-set hit box of every frame of `a` to `bx`.
-fn anim_box(a: &PAnim, cx: &Context, bx: &mut Aabb) {
+/// A vertex as the boxes see it: its rest position and its links.
+type BoxPoint = ([f32; 3], Vec<(u8, f32)>);
+
+/// A [`BoxPoint`] by the bits of its numbers.
+type BoxKey = ([u32; 3], Vec<(u8, u32)>);
+
+/// Every vertex of every mesh, once per distinct position and links (vertices split only by
+/// their normal, uv or LOD land on the same point in every frame).
+fn box_points(cx: &Context) -> Vec<BoxPoint> {
+    let mut seen: crate::formats::hash::FastSet<BoxKey> = Default::default();
+    let mut out = Vec::new();
+    for bp in cx.body_parts {
+        for m in &bp.models {
+            for mesh in &m.meshes {
+                for v in &mesh.vertices {
+                    let key = (
+                        v.pos.map(f32::to_bits),
+                        v.weights.iter().map(|&(b, w)| (b, w.to_bits())).collect(),
+                    );
+                    if seen.insert(key) {
+                        out.push((v.pos, v.weights.clone()));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Adds every vertex (`points`) and first-set hit box of every frame of `a` to `bx`.
+fn anim_box(a: &PAnim, cx: &Context, points: &[BoxPoint], bx: &mut Aabb) {
     let nb = cx.bones.len();
     let mut world = vec![math::IDENTITY; nb];
     let mut skin = vec![math::IDENTITY; nb];
@@ -597,20 +639,14 @@ fn anim_box(a: &PAnim, cx: &Context, bx: &mut Aabb) {
             };
             skin[b] = math::mul(&world[b], &cx.bones[b].pose_to_bone);
         }
-        for bp in cx.body_parts {
-            for m in &bp.models {
-                for mesh in &m.meshes {
-                    for v in &mesh.vertices {
-                        let mut p = [0.0f32; 3];
-                        for &(bone, w) in &v.weights {
-                            if let Some(s) = skin.get(bone as usize) {
-                                p = math::add(p, math::scale(math::apply(s, v.pos), w));
-                            }
-                        }
-                        bx.add(p);
-                    }
+        for (pos, weights) in points {
+            let mut p = [0.0f32; 3];
+            for &(bone, w) in weights {
+                if let Some(s) = skin.get(bone as usize) {
+                    p = math::add(p, math::scale(math::apply(s, *pos), w));
                 }
             }
+            bx.add(p);
         }
         for s in cx.hitbox_sets.iter().take(1) {
             for h in &s.boxes {
