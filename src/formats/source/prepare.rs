@@ -1620,12 +1620,17 @@ impl RootVertices {
                 return;
             };
             let d = math::sub(v.pos, w.pos);
+            let pe = math::dot(d, d);
+            // the later errors only matter on a tie of the earlier ones
+            if best.as_ref().is_some_and(|b| pe > b.1[0]) {
+                return;
+            }
             let (du, dv) = ((w.uv[0] - v.uv[0]).abs(), (w.uv[1] - v.uv[1]).abs());
-            let e = [
-                math::dot(d, d),
-                du * du + dv * dv,
-                1.0 - math::dot(n, math::normalize(w.normal)),
-            ];
+            let ue = du * du + dv * dv;
+            if best.as_ref().is_some_and(|b| pe == b.1[0] && ue > b.1[1]) {
+                return;
+            }
+            let e = [pe, ue, 1.0 - math::dot(n, math::normalize(w.normal))];
             let better = best.as_ref().is_none_or(|b| {
                 for (x, y) in e.iter().zip(&b.1) {
                     if x != y {
