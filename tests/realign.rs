@@ -268,3 +268,38 @@ fn realignment_survives_import() {
     assert!(text.contains("realign_bones = true"), "{text}");
     assert!(text.contains("force_realign = ["), "{text}");
 }
+
+/// `$forcerealign` and `$screenalign` naming a bone the model does not have: E0402 at the name
+/// (Valve's compiler stops too: "unknown bone … in $forcedrealign", "unknown
+/// g_screenalignedbone link"), and nothing is written.
+#[test]
+fn unknown_bones_of_realign_commands_are_errors() {
+    let dir = source_common::tmp("realign", "unknown");
+    std::fs::copy(Path::new(FIXTURES).join("ref.smd"), dir.join("ref.smd")).unwrap();
+    let qc = dir.join("u.qc");
+    std::fs::write(
+        &qc,
+        "$cdmaterials \"x\"\n$body body \"ref.smd\"\n$forcerealign \"nosuch\" 0 0 0 90\n\
+         $screenalign \"nothere\" cylinder\n$sequence idle \"ref.smd\"\n",
+    )
+    .unwrap();
+    let (out, diags) = source_common::compile_qc(&qc);
+    assert!(out.is_none());
+    let text = std::fs::read_to_string(&qc).unwrap();
+    let got: Vec<(&str, &str)> = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| {
+            let l = d.labels.iter().find(|l| l.primary).unwrap();
+            (
+                d.code.as_str(),
+                &text[l.at.span.start as usize..l.at.span.end as usize],
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("E0402", "\"nosuch\""), ("E0402", "\"nothere\"")],
+        "{diags:?}"
+    );
+}
