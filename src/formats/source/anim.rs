@@ -540,7 +540,9 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
     }
 
     // --- sequence boxes (§6.11) -------------------------------------------------------------------
-    let points = box_points(cx);
+    // distinct points pay for their hashing only when there are several frames to pose
+    let frames: usize = anims.iter().map(|a| a.num_frames).sum();
+    let points = box_points(cx, frames > 2);
     let mut anim_boxes: Vec<Option<Aabb>> = vec![None; anims.len()];
     for ps in &mut seqs {
         if ps.flags & OVERRIDE != 0 {
@@ -593,27 +595,31 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
     })
 }
 
-/// A vertex as the boxes see it: its rest position and its links.
-type BoxPoint = ([f32; 3], Vec<(u8, f32)>);
+/// A vertex as the boxes see it: its rest position and its links (at most three; the rest of
+/// the array unused).
+type BoxPoint = ([f32; 3], [(u8, f32); 3], usize);
 
 /// A [`BoxPoint`] by the bits of its numbers.
-type BoxKey = ([u32; 3], Vec<(u8, u32)>);
+type BoxKey = ([u32; 3], [(u8, u32); 3]);
 
-/// Every vertex of every mesh, once per distinct position and links (vertices split only by
-/// their normal, uv or LOD land on the same point in every frame).
-fn box_points(cx: &Context) -> Vec<BoxPoint> {
+/// Every vertex of every mesh; with `distinct`, once per distinct position and links (vertices
+/// split only by their normal, uv or LOD land on the same point in every frame).
+fn box_points(cx: &Context, distinct: bool) -> Vec<BoxPoint> {
     let mut seen: crate::formats::hash::FastSet<BoxKey> = Default::default();
     let mut out = Vec::new();
     for bp in cx.body_parts {
         for m in &bp.models {
             for mesh in &m.meshes {
                 for v in &mesh.vertices {
+                    let mut links = [(0u8, 0f32); 3];
+                    let n = v.weights.len().min(3);
+                    links[..n].copy_from_slice(&v.weights[..n]);
                     let key = (
                         v.pos.map(f32::to_bits),
-                        v.weights.iter().map(|&(b, w)| (b, w.to_bits())).collect(),
+                        links.map(|(b, w)| (b, w.to_bits())),
                     );
-                    if seen.insert(key) {
-                        out.push((v.pos, v.weights.clone()));
+                    if !distinct || seen.insert(key) {
+                        out.push((v.pos, links, n));
                     }
                 }
             }
@@ -639,9 +645,9 @@ fn anim_box(a: &PAnim, cx: &Context, points: &[BoxPoint], bx: &mut Aabb) {
             };
             skin[b] = math::mul(&world[b], &cx.bones[b].pose_to_bone);
         }
-        for (pos, weights) in points {
+        for (pos, links, n) in points {
             let mut p = [0.0f32; 3];
-            for &(bone, w) in weights {
+            for &(bone, w) in &links[..*n] {
                 if let Some(s) = skin.get(bone as usize) {
                     p = math::add(p, math::scale(math::apply(s, *pos), w));
                 }
