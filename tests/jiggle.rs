@@ -220,17 +220,7 @@ fn every_group_and_property_reaches_the_record() {
     }
 }
 
-fn codes_at(diags: &[mdlc::diag::Diagnostic], text: &str) -> Vec<(String, String)> {
-    diags
-        .iter()
-        .filter(|d| d.code.as_str() != "N0001")
-        .map(|d| {
-            let l = d.labels.iter().find(|l| l.primary).unwrap();
-            let (s, e) = (l.at.span.start as usize, l.at.span.end as usize);
-            (d.code.as_str().to_string(), text[s..e].to_string())
-        })
-        .collect()
-}
+use source_common::codes_at;
 
 /// What is written with a warning: an unknown bone, a second block for a bone, groups the
 /// engine does not use together, a tip without `length`.

@@ -245,18 +245,12 @@ fn a_bone_cannot_point_at_two_children() {
     let (out, diags) = source_common::compile_qc(&path);
     assert!(out.is_none());
     let text = std::fs::read_to_string(&path).unwrap();
-    let got: Vec<(&str, &str)> = diags
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| {
-            let l = d.labels.iter().find(|l| l.primary).unwrap();
-            (
-                d.code.as_str(),
-                &text[l.at.span.start as usize..l.at.span.end as usize],
-            )
-        })
-        .collect();
-    assert_eq!(got, [("E0601", "\"leg\"")], "{diags:?}");
+    let got = source_common::codes_at(&diags, &text);
+    assert_eq!(
+        got,
+        [("E0601".to_string(), "\"leg\"".to_string())],
+        "{diags:?}"
+    );
 }
 
 /// `import-qc` carries `$realignbones` and `$forcerealign` (`[skeleton] realign_bones`,
@@ -286,20 +280,11 @@ fn unknown_bones_of_realign_commands_are_errors() {
     let (out, diags) = source_common::compile_qc(&qc);
     assert!(out.is_none());
     let text = std::fs::read_to_string(&qc).unwrap();
-    let got: Vec<(&str, &str)> = diags
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| {
-            let l = d.labels.iter().find(|l| l.primary).unwrap();
-            (
-                d.code.as_str(),
-                &text[l.at.span.start as usize..l.at.span.end as usize],
-            )
-        })
-        .collect();
+    let got = source_common::codes_at(&diags, &text);
     assert_eq!(
         got,
-        [("E0402", "\"nosuch\""), ("E0402", "\"nothere\"")],
+        [("E0402", "\"nosuch\""), ("E0402", "\"nothere\"")]
+            .map(|(a, b)| (a.to_string(), b.to_string())),
         "{diags:?}"
     );
 }

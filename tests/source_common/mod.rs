@@ -287,3 +287,16 @@ pub fn compile_with_ir(
 pub fn oracle_sequences(mdl: &Path) -> Option<serde_json::Value> {
     oracle_json("sequences.py", mdl)
 }
+
+/// Each diagnostic but notes (N…) as (code, the text its primary label covers in `text`).
+pub fn codes_at(diags: &[Diagnostic], text: &str) -> Vec<(String, String)> {
+    diags
+        .iter()
+        .filter(|d| !d.code.as_str().starts_with('N'))
+        .map(|d| {
+            let l = d.labels.iter().find(|l| l.primary).unwrap();
+            let (s, e) = (l.at.span.start as usize, l.at.span.end as usize);
+            (d.code.as_str().to_string(), text[s..e].to_string())
+        })
+        .collect()
+}
