@@ -24,6 +24,7 @@
 //! in the model is dropped with `W0415` (Valve's compiler prints "… unused").
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Span};
+use crate::ir::anim::euler_quat;
 use crate::ir::model::{AimTarget, ModelBone, ProcBone, ProcRule, QuatTrigger};
 use crate::ir::BoneId;
 use crate::load::fs::{find, Lookup};
@@ -105,20 +106,6 @@ fn unit(v: [f32; 3]) -> [f32; 3] {
     } else {
         v
     }
-}
-
-/// `AngleQuaternion` of a RadianEuler (x = roll, y = pitch, z = yaw). (The back end's
-/// `formats::source::math` has the same; the builder may not reach into a back end.)
-fn euler_quat(r: [f32; 3]) -> [f32; 4] {
-    let (sr, cr) = (r[0] * 0.5).sin_cos();
-    let (sp, cp) = (r[1] * 0.5).sin_cos();
-    let (sy, cy) = (r[2] * 0.5).sin_cos();
-    [
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ]
 }
 
 fn syntax(file: FileId, span: Span, what: &str) -> Diagnostic {

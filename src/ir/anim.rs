@@ -10,6 +10,21 @@ pub struct Pose {
     pub rot: [f32; 3],
 }
 
+/// The quaternion (x, y, z, w) of an Euler rotation in radians as [`Pose::rot`] holds it
+/// (x = roll, y = pitch, z = yaw; Valve's `AngleQuaternion(RadianEuler)`). Here so that the
+/// builder (`.vrd` triggers) and the Source back end compute it with the same operations.
+pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
+    let (sr, cr) = (r[0] * 0.5).sin_cos();
+    let (sp, cp) = (r[1] * 0.5).sin_cos();
+    let (sy, cy) = (r[2] * 0.5).sin_cos();
+    [
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+        cr * cp * cy + sr * sp * sy,
+    ]
+}
+
 /// How a target fills the bone values an SMD leaves out of a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FillRule {

@@ -90,17 +90,7 @@ pub fn to_euler(m: &M34) -> [f32; 3] {
 }
 
 /// Quaternion (x, y, z, w) of Euler angles (`AngleQuaternion(RadianEuler)`).
-pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
-    let (sr, cr) = (r[0] * 0.5).sin_cos();
-    let (sp, cp) = (r[1] * 0.5).sin_cos();
-    let (sy, cy) = (r[2] * 0.5).sin_cos();
-    [
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ]
-}
+pub use crate::ir::anim::euler_quat;
 
 /// `align(p, q)` of `source-animation.md` §1.3: `q` or `−q`, whichever is closer to `p`.
 /// The rotation matrix of a quaternion (`QuaternionMatrix`; a zero quaternion gives no rotation).
