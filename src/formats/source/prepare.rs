@@ -545,7 +545,11 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 }
             }
             // the model's LOD-0 vertices, where a vertex only a LOD has takes its links from
-            let root = RootVertices::new(if num_lods > 1 {
+            // only a model with LOD triangles searches its LOD-0 vertices
+            let has_lods = meshes
+                .iter()
+                .any(|m| m.1.pending.iter().any(|p| !p.is_empty()));
+            let root = RootVertices::new(if has_lods {
                 meshes
                     .iter()
                     .flat_map(|m| m.1.verts.iter().cloned())
