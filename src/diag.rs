@@ -332,8 +332,8 @@ codes! {
     SourceAnimCommandIgnored = "W0620", Warning;
     /// an event's frame is negative (written as a negative cycle, which never fires)
     SourceEventNegativeFrame = "W0621", Warning;
-    /// `$animblocksize` is read but no `.ani` file is written (animations stay in the `.mdl`)
-    SourceAnimBlocksIgnored = "W0622", Warning;
+    /// `$bonesaveframe` names a bone the model does not have: skipped
+    SourceSaveFrameUnknownBone = "W0624", Warning;
     /// an IK rule's type word is not one Valve's compiler knows: the rule has no type
     SourceIkRuleNoType = "W0623", Warning;
 

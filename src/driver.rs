@@ -351,7 +351,7 @@ pub fn compile_goldsrc(
 }
 
 /// Reads a project and compiles it for Source: `<base>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`
-/// and `.sw.vtx` (and `.phy` with a collision model), where `<base>` is [`output_path`](crate::output::output_path). `None` when an error was reported.
+/// and `.sw.vtx` (and `.phy` with a collision model, `.ani` with `$animblocksize`), where `<base>` is [`output_path`](crate::output::output_path). `None` when an error was reported.
 /// `shared`: as for [`compile_goldsrc`].
 pub fn compile_source(
     spec: &ProjectSpec,
@@ -364,7 +364,15 @@ pub fn compile_source(
     let model = crate::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = crate::output::output_path(&model, &spec.source, out_dir, diags);
     let files = crate::formats::source::compile(&model, diags)?;
-    const SUFFIXES: [&str; 6] = [".mdl", ".vvd", ".dx90.vtx", ".dx80.vtx", ".sw.vtx", ".phy"];
+    const SUFFIXES: [&str; 7] = [
+        ".mdl",
+        ".vvd",
+        ".dx90.vtx",
+        ".dx80.vtx",
+        ".sw.vtx",
+        ".phy",
+        ".ani",
+    ];
     Some(
         files
             .into_iter()
@@ -808,6 +816,9 @@ pub fn ninja_file(
                 }
                 if spec.collision.is_some() {
                     others.push(with(".phy"));
+                }
+                if spec.anim_block_size.as_ref().is_some_and(|n| n.value > 0) {
+                    others.push(with(".ani"));
                 }
             }
             Target::GoldSrc => {

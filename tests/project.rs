@@ -852,6 +852,18 @@ fn everything(qc_dir: &Path) -> ProjectSpec {
     p.skip_transitions = vec![vec![s("1"), s("2"), s("3")]];
     p.section_frames = Some(Spanned::new((30, 120), span()));
     p.anim_block_size = Some(Spanned::new(16, span()));
+    p.bone_save_frames = vec![
+        BoneSaveFrame {
+            bone: s("hips"),
+            position: true,
+            rotation: true,
+        },
+        BoneSaveFrame {
+            bone: s("arm"),
+            position: false,
+            rotation: true,
+        },
+    ];
     p.include_models = vec![s("humans/male_shared.mdl")];
     p.collision = Some(Collision {
         joints: true,

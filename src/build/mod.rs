@@ -320,6 +320,7 @@ impl Builder<'_> {
             skip_transitions: spec.skip_transitions.clone(),
             section_frames: spec.section_frames.clone(),
             anim_block_size: spec.anim_block_size.clone(),
+            bone_save_frames: spec.bone_save_frames.clone(),
             include_models: spec.include_models.clone(),
             attachments: refs.attachments,
             hitbox_sets: refs.hitbox_sets,

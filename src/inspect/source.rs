@@ -6,27 +6,51 @@ use std::path::Path;
 use crate::formats::source::{self, pose::PoseError, pose::PoseQuery, strips::Variant, Files};
 use crate::load::Fs;
 
-/// Reads an MDL and whichever siblings exist beside it (`NAME.vvd`, `NAME.dx90.vtx`, …).
-pub fn read_files(path: &Path, fs: &dyn Fs) -> Result<Files, String> {
+/// `NAME.ext` beside `NAME.mdl`; also for a file named just `.mdl` (which Rust sees as a stem
+/// without extension), as a `$modelname` ending in `/` gives.
+fn sibling(path: &Path, ext: &str) -> std::path::PathBuf {
+    let s = path.to_string_lossy();
+    let stem = match s.len().checked_sub(4).filter(|&i| s.is_char_boundary(i)) {
+        Some(i) if s[i..].eq_ignore_ascii_case(".mdl") => std::path::PathBuf::from(&s[..i]),
+        _ => path.with_extension(""),
+    };
+    let mut s = stem.into_os_string();
+    s.push(".");
+    s.push(ext);
+    std::path::PathBuf::from(s)
+}
+
+/// Reads an MDL, with the `.ani` file beside it when the MDL has anim blocks and the file is
+/// there (the engine finds it by the name in the MDL, relative to the game folder; beside the
+/// MDL is where a build puts it).
+fn read_mdl(path: &Path, fs: &dyn Fs) -> Result<source::read::Mdl, String> {
     let bytes = fs
         .read(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let mdl = source::read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    // `x.mdl` → `x`; also for a file named just `.mdl` (which Rust sees as a stem without
-    // extension), as a `$modelname` ending in `/` gives
-    let stem = {
-        let s = path.to_string_lossy();
-        match s.len().checked_sub(4).filter(|&i| s.is_char_boundary(i)) {
-            Some(i) if s[i..].eq_ignore_ascii_case(".mdl") => std::path::PathBuf::from(&s[..i]),
-            _ => path.with_extension(""),
-        }
+    let has_blocks = bytes
+        .get(352..356)
+        .is_some_and(|n| i32::from_le_bytes([n[0], n[1], n[2], n[3]]) > 1);
+    let ani_path = sibling(path, "ani");
+    let ani = if has_blocks {
+        fs.read(&ani_path).ok()
+    } else {
+        None
     };
-    let sibling = |ext: &str| {
-        let mut s = stem.as_os_str().to_owned();
-        s.push(".");
-        s.push(ext);
-        std::path::PathBuf::from(s)
-    };
+    source::read::read_mdl_ani(&bytes, ani.as_deref()).map_err(|e| {
+        let which = if ani.is_some() {
+            format!("{} with {}", path.display(), ani_path.display())
+        } else {
+            path.display().to_string()
+        };
+        format!("{which}: {e}")
+    })
+}
+
+/// Reads an MDL and whichever siblings exist beside it (`NAME.ani`, `NAME.vvd`,
+/// `NAME.dx90.vtx`, …).
+pub fn read_files(path: &Path, fs: &dyn Fs) -> Result<Files, String> {
+    let mdl = read_mdl(path, fs)?;
+    let sibling = |ext: &str| sibling(path, ext);
     let vvd = fs.read(&sibling("vvd")).ok();
     let vtx: Vec<(Variant, Vec<u8>)> = Variant::ALL
         .into_iter()
@@ -59,10 +83,7 @@ pub fn inspect_pose(
     query: &PoseQuery,
     json: bool,
 ) -> Result<(Result<String, PoseError>, Vec<String>), String> {
-    let bytes = fs
-        .read(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let mdl = source::read::read_mdl(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mdl = read_mdl(path, fs)?;
     let problems = source::anim_problems(&mdl);
     Ok((source::pose::pose_report(&mdl, query, json), problems))
 }

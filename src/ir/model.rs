@@ -102,6 +102,7 @@ pub struct Model {
     pub skip_transitions: Vec<Vec<Spanned<String>>>,
     pub section_frames: Option<Spanned<(i32, i32)>>,
     pub anim_block_size: Option<Spanned<i32>>,
+    pub bone_save_frames: Vec<super::written::BoneSaveFrame>,
     pub include_models: Vec<Spanned<String>>,
 
     pub attachments: Vec<Attachment>,

@@ -320,3 +320,12 @@ impl JiggleKind {
             .map(|&(_, k)| k)
     }
 }
+
+/// `$bonesaveframe bone [position] [rotation]`: a bone whose first frame is kept in the MDL for
+/// animations demand-loaded from the `.ani` file (`qc-source.md`, `$bonesaveframe`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoneSaveFrame {
+    pub bone: Spanned<String>,
+    pub position: bool,
+    pub rotation: bool,
+}

@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 pub use crate::diag::{Loc, Spanned};
 pub use crate::ir::written::{
-    motion_bit, Activity, AnimCommand, Blend, Event, IkAutoplayLock, IkChain, JiggleBone,
-    JiggleGroup, JiggleKind, JiggleProp, MotionFlag, PoseParameter, Target, Transition,
+    motion_bit, Activity, AnimCommand, Blend, BoneSaveFrame, Event, IkAutoplayLock, IkChain,
+    JiggleBone, JiggleGroup, JiggleKind, JiggleProp, MotionFlag, PoseParameter, Target, Transition,
 };
 
 /// A file the project refers to. Equality compares the resolved path only.
@@ -189,6 +189,8 @@ pub struct ProjectSpec {
     pub section_frames: Option<Spanned<(i32, i32)>>,
     /// `$animblocksize n` (Source).
     pub anim_block_size: Option<Spanned<i32>>,
+    /// `$bonesaveframe bone [position] [rotation]` (Source), in order.
+    pub bone_save_frames: Vec<BoneSaveFrame>,
     /// `$includemodel file` (Source).
     pub include_models: Vec<Spanned<String>>,
     /// `$ikchain` (Source).
@@ -530,6 +532,7 @@ impl ProjectSpec {
             skip_transitions: Vec::new(),
             section_frames: None,
             anim_block_size: None,
+            bone_save_frames: Vec::new(),
             include_models: Vec::new(),
             ik_chains: Vec::new(),
             ik_autoplay_locks: Vec::new(),

@@ -16,10 +16,10 @@ use crate::diag::{Code, Diagnostic, FileId, FileSpan, Sources, Span};
 use crate::project::face::{self, FaceSpec};
 use crate::project::spec::{
     resolve_path, Activity, AnimCommand, Animation, Attachment, Blend, BodyModel, BodyOption,
-    BodyPart, BoneWeight, Collision, Controller, DefineBone, Event, FileRef, Hitbox, HitboxSet,
-    JiggleBone, JiggleGroup, JiggleKind, JiggleProp, Loc, Lod, PoseParameter, ProjectSpec,
-    ReplaceModel, Sequence, Spanned, TargetChoice, TextureGroup, TextureRenderMode, Transition,
-    WeightList, DEFAULT_FPS, DEFAULT_ROTATION,
+    BodyPart, BoneSaveFrame, BoneWeight, Collision, Controller, DefineBone, Event, FileRef, Hitbox,
+    HitboxSet, JiggleBone, JiggleGroup, JiggleKind, JiggleProp, Loc, Lod, PoseParameter,
+    ProjectSpec, ReplaceModel, Sequence, Spanned, TargetChoice, TextureGroup, TextureRenderMode,
+    Transition, WeightList, DEFAULT_FPS, DEFAULT_ROTATION,
 };
 use crate::project::Target;
 use crate::suggest::suggest;
@@ -105,7 +105,9 @@ const SEQ_SETTINGS_KEYS: &[&str] = &[
     "skip_transitions",
     "section_frames",
     "anim_block_size",
+    "bone_save_frames",
 ];
+const BONE_SAVE_FRAME_KEYS: &[&str] = &["bone", "position", "rotation"];
 const BODY_KEYS: &[&str] = &["name", "options"];
 const BODY_OPTION_KEYS: &[&str] = &[
     "file",
@@ -1218,6 +1220,21 @@ fn read_sequence_settings(cx: &mut Cx, t: &Table<'_, '_>, spec: &mut ProjectSpec
     spec.anim_block_size = t.opt(cx, "anim_block_size", |cx, v, w| {
         int32(cx, v, w).map(|n| cx.spanned(n, v.span()))
     });
+    spec.bone_save_frames = t
+        .opt(cx, "bone_save_frames", |cx, v, w| {
+            array(cx, v, w, |cx, v, w| {
+                let t = table(cx, v, w, w, BONE_SAVE_FRAME_KEYS)?;
+                let bone = t.req(cx, "bone", string);
+                let position = t.opt(cx, "position", boolean).unwrap_or(false);
+                let rotation = t.opt(cx, "rotation", boolean).unwrap_or(false);
+                Some(BoneSaveFrame {
+                    bone: bone?,
+                    position,
+                    rotation,
+                })
+            })
+        })
+        .unwrap_or_default();
 }
 
 fn read_body(cx: &mut Cx, t: &Table<'_, '_>) -> Option<BodyPart> {

@@ -429,7 +429,8 @@ impl Writer<'_> {
             || s.sequence_group_size.is_some()
             || !s.skip_transitions.is_empty()
             || s.section_frames.is_some()
-            || s.anim_block_size.is_some();
+            || s.anim_block_size.is_some()
+            || !s.bone_save_frames.is_empty();
         if !any {
             return;
         }
@@ -455,6 +456,16 @@ impl Writer<'_> {
         }
         if let Some(n) = &s.anim_block_size {
             self.kv("anim_block_size", n.value.to_string());
+        }
+        if !s.bone_save_frames.is_empty() {
+            let v = list(s.bone_save_frames.iter().map(|f| {
+                inline(&[
+                    ("bone", quote(&f.bone.value)),
+                    ("position", f.position.to_string()),
+                    ("rotation", f.rotation.to_string()),
+                ])
+            }));
+            self.kv("bone_save_frames", v);
         }
     }
 

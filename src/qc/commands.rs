@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 use crate::diag::{Code, Diagnostic, FileSpan};
 use crate::project::face::{self, Word};
 use crate::project::spec::{
-    resolve_path, AnimCommand, Attachment, BodyModel, BodyOption, BodyPart, BoneWeight, Collision,
-    Controller, DefineBone, FileRef, Hitbox, HitboxSet, Loc, Lod, PoseParameter, ReplaceModel,
-    Spanned, TargetChoice, TextureGroup, TextureRenderMode, WeightList, DEFAULT_ROTATION,
+    resolve_path, AnimCommand, Attachment, BodyModel, BodyOption, BodyPart, BoneSaveFrame,
+    BoneWeight, Collision, Controller, DefineBone, FileRef, Hitbox, HitboxSet, Loc, Lod,
+    PoseParameter, ReplaceModel, Spanned, TargetChoice, TextureGroup, TextureRenderMode,
+    WeightList, DEFAULT_ROTATION,
 };
 use crate::project::{ProjectSpec, Target};
 use crate::qc::QcToken;
@@ -1622,32 +1623,41 @@ impl<'t> Parser<'t, '_> {
         ));
     }
 
-    /// `$bonesaveframe bone [position] [rotation]`: read and checked, and nothing to write. In the
-    /// 2006 SDK (`write.cpp`, the zero-frame cache after the animation descriptions) it only
-    /// chooses which bones' first frame is copied into the MDL for animations that are
-    /// demand-loaded from an `.ani` file (`$animblocksize`); for animations stored in the MDL,
-    /// as mdlc writes them, it changes no byte. An option other than `position`/`rotation` is an
-    /// error there ("unknown option … on $bonesaveframe"), and here. The bone is not looked up
-    /// (the SDK skips a bone it does not find).
+    /// `$bonesaveframe bone [position] [rotation]`. In the 2006 SDK (`write.cpp`, the zero frames
+    /// after the animation descriptions) it chooses which bones' first frame is copied into the
+    /// MDL for animations demand-loaded from an `.ani` file (`$animblocksize`); without
+    /// `$animblocksize` it changes no byte. An option other than `position`/`rotation` is an
+    /// error there ("unknown option … on $bonesaveframe"), and here. The bone is looked up by the
+    /// back end, which skips a bone it does not find, as the SDK does.
     fn bonesaveframe(&mut self) -> Option<()> {
         self.usage = "$bonesaveframe bone [position] [rotation]";
-        self.name("a bone name")?;
+        let bone = self.name("a bone name")?;
+        let (mut position, mut rotation) = (false, false);
         while let Some(o) = self.same_line() {
             if is_open(o) || is_close(o) {
                 break;
             }
             self.pos += 1;
-            if !matches!(lower(o).as_str(), "position" | "rotation") {
-                self.unknown_keyword(
-                    Code::QcUnknownOption,
-                    o,
-                    "`$bonesaveframe` option",
-                    &["position", "rotation"],
-                    "`position` or `rotation`",
-                );
-                return None;
+            match lower(o).as_str() {
+                "position" => position = true,
+                "rotation" => rotation = true,
+                _ => {
+                    self.unknown_keyword(
+                        Code::QcUnknownOption,
+                        o,
+                        "`$bonesaveframe` option",
+                        &["position", "rotation"],
+                        "`position` or `rotation`",
+                    );
+                    return None;
+                }
             }
         }
+        self.spec.bone_save_frames.push(BoneSaveFrame {
+            bone,
+            position,
+            rotation,
+        });
         Some(())
     }
 

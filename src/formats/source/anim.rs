@@ -11,7 +11,8 @@ use crate::ir::written::motion_bit;
 use super::animcodec::{self, AnimInput, BoneBase, Encoded, LocalPose};
 use super::math::{self, Aabb, M34};
 use super::model::{
-    AnimPlan, PAnim, PAutoLayer, PBodyPart, PBone, PEvent, PHitboxSet, PMovement, PPoseParam, PSeq,
+    AnimBlocks, AnimPlan, PAnim, PAutoLayer, PBodyPart, PBone, PEvent, PHitboxSet, PMovement,
+    PPoseParam, PSeq,
 };
 
 /// Animation flags shared by animdescs and seqdescs (§3.1).
@@ -219,19 +220,9 @@ fn span_of(model: &Model) -> Option<FileSpan> {
 
 /// Plans every animation and sequence of `model`.
 pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<AnimPlan> {
-    if let Some(n) = &model.anim_block_size {
-        diags.push(
-            Diagnostic::new(
-                Code::SourceAnimBlocksIgnored,
-                "`$animblocksize` is not applied: every animation is stored in the .mdl, and no .ani file is written",
-                n.span.span(),
-                "ignored",
-            )
-            .with_note("the model works the same; the engine loads its animations with the model instead of on demand"),
-        );
-    }
     let nb = cx.bones.len();
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
+    let block_size = anim_block_size(model, diags);
     let quarter = [0.0, 0.0, std::f32::consts::FRAC_PI_2];
 
     // --- animations: convert, then the per-animation options (§2.5) --------------------------
@@ -493,6 +484,12 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
         }
     }
 
+    // --- `$animblocksize`, `$bonesaveframe`: which bones keep their first frame in the MDL -----
+    let blocks = block_size.map(|size| AnimBlocks {
+        size,
+        save: save_frames(model, &anims, cx, diags),
+    });
+
     // --- scales and records (§5) ------------------------------------------------------------------
     let rest: Vec<([f32; 3], [f32; 3])> = cx.bones.iter().map(|b| (b.pos, b.rot)).collect();
     let inputs: Vec<AnimInput> = anims
@@ -592,7 +589,102 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             .map(|m| format!("models/{}", m.value))
             .collect(),
         alignments,
+        blocks,
     })
+}
+
+/// `$animblocksize n`: the block size in bytes (`n` KB when `n` < 1024, as the 2006 SDK's
+/// `Cmd_AnimBlockSize`), or `None` for no `.ani` file (not given, or 0). A negative size, which
+/// the SDK would take as "a block per animation", is refused.
+fn anim_block_size(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<usize> {
+    let n = model.anim_block_size.as_ref()?;
+    match usize::try_from(n.value) {
+        Ok(0) => None,
+        Ok(k) if k < 1024 => Some(k * 1024),
+        Ok(k) => Some(k),
+        Err(_) => {
+            diags.push(
+                Diagnostic::new(
+                    Code::SourceAnimLimit,
+                    format!("`$animblocksize {}` is negative", n.value),
+                    n.span.span(),
+                    "a block size in KB (under 1024) or in bytes",
+                )
+                .with_note("0 keeps every animation in the .mdl"),
+            );
+            None
+        }
+    }
+}
+
+/// The bones whose first frame each animation keeps in the MDL (`BONE_HAS_SAVEFRAME_POS`,
+/// `_ROT`), as the 2006 SDK's `WriteAnimations` chooses them: the `$bonesaveframe` list when
+/// there is one (a name the model does not have is skipped, with W0624); otherwise every
+/// bone's rotation, and the position of a root bone or of a bone whose position ranges over
+/// more than 2 units (the length of the per-axis ranges of its rest position and of every
+/// frame of the animations that are not deltas).
+fn save_frames(
+    model: &Model,
+    anims: &[PAnim],
+    cx: &Context,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(bool, bool)> {
+    let nb = cx.bones.len();
+    if !model.bone_save_frames.is_empty() {
+        let mut save = vec![(false, false); nb];
+        for f in &model.bone_save_frames {
+            let found = cx
+                .bones
+                .iter()
+                .position(|x| x.name.eq_ignore_ascii_case(&f.bone.value));
+            match found.and_then(|k| save.get_mut(k)) {
+                Some(s) => {
+                    s.0 |= f.position;
+                    s.1 |= f.rotation;
+                }
+                None => {
+                    let mut d = unknown_name(
+                        "bone",
+                        &f.bone.value,
+                        f.bone.span.span(),
+                        cx.bones.iter().map(|x| x.name.as_str()),
+                    );
+                    d.code = Code::SourceSaveFrameUnknownBone;
+                    d.severity = crate::diag::Severity::Warning;
+                    d.message = format!(
+                        "`$bonesaveframe` names bone `{}`, which the model does not have: skipped",
+                        f.bone.value
+                    );
+                    d.notes.insert(
+                        0,
+                        "Valve's compiler skips such a name without a word; mdlc does the same, with this warning".into(),
+                    );
+                    diags.push(d);
+                }
+            }
+        }
+        return save;
+    }
+    cx.bones
+        .iter()
+        .enumerate()
+        .map(|(b, bone)| {
+            let (mut lo, mut hi) = (bone.pos, bone.pos);
+            for a in anims.iter().filter(|a| a.flags & DELTA == 0) {
+                for f in 0..a.num_frames {
+                    if let Some(p) = a.frames.get(f * nb + b) {
+                        for k in 0..3 {
+                            lo[k] = lo[k].min(p.pos[k]);
+                            hi[k] = hi[k].max(p.pos[k]);
+                        }
+                    }
+                }
+            }
+            let d = math::sub(hi, lo);
+            let range = math::dot(d, d).sqrt();
+            (bone.parent.is_none() || range > 2.0, true)
+        })
+        .collect()
 }
 
 /// A vertex as the boxes see it: its rest position and its links (at most three; the rest of

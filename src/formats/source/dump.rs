@@ -218,6 +218,10 @@ pub fn to_json(files: &Files, problems: &[String]) -> Value {
                 "numincludemodels": h.numincludemodels, "numflexdesc": h.numflexdesc,
                 "numikchains": h.numikchains, "numlocalposeparameters": h.numlocalposeparameters,
                 "numbonecontrollers": h.numbonecontrollers,
+                "animblocks": {
+                    "name": m.ani_name, "ani_read": m.ani_at.is_some(),
+                    "blocks": m.anim_blocks.iter().map(|b| json!([b.datastart, b.dataend])).collect::<Vec<_>>(),
+                },
             },
             "header2": {
                 "numsrcbonetransform": m.hdr2.numsrcbonetransform,
@@ -408,6 +412,25 @@ pub fn to_text(files: &Files, problems: &[String]) -> String {
     );
     if !m.keyvalues.is_empty() {
         let _ = writeln!(s, "  keyvalues {:?}", m.keyvalues);
+    }
+    if !m.anim_blocks.is_empty() {
+        let _ = writeln!(
+            s,
+            "  anim blocks: {} in {:?} ({}): {}",
+            m.anim_blocks.len().saturating_sub(1),
+            m.ani_name,
+            if m.ani_at.is_some() {
+                "read"
+            } else {
+                "not read"
+            },
+            m.anim_blocks
+                .iter()
+                .skip(1)
+                .map(|b| format!("{}..{}", b.datastart, b.dataend))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
     }
     let _ = writeln!(
         s,
@@ -955,7 +978,9 @@ fn anim_json(m: &Mdl, a: &RAnim) -> Value {
             "animblock": x.animblock, "animindex": x.animindex,
         })).collect::<Vec<_>>(),
         "chains": a.chains.iter().map(|c| chain_json(m, c)).collect::<Vec<_>>(),
-        "zeroframecount": r.zeroframecount,
+        "animblockikruleindex": r.animblockikruleindex,
+        "zeroframecount": r.zeroframecount, "zeroframespan": r.zeroframespan,
+        "zeroframeindex": r.zeroframeindex,
     })
 }
 
@@ -1146,12 +1171,17 @@ fn anim_text(s: &mut String, m: &Mdl, i: usize, a: &RAnim) {
     let r = &a.rec;
     let _ = writeln!(
         s,
-        "  [{i}] `{}`  fps {}  frames {}  flags {}  ikrules {}",
+        "  [{i}] `{}`  fps {}  frames {}  flags {}  ikrules {}{}",
         a.name,
         f(r.fps),
         r.numframes,
         flags_text(r.flags, SEQ_FLAGS),
-        r.numikrules
+        r.numikrules,
+        if r.animblock > 0 || r.zeroframecount > 0 {
+            format!("  block {}  zero frames {}", r.animblock, r.zeroframecount)
+        } else {
+            String::new()
+        }
     );
     for k in &a.ikrules {
         let x = &k.rec;

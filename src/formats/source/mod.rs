@@ -31,13 +31,14 @@ pub mod write;
 use crate::diag::Diagnostic;
 
 /// Compiles a Source-target model into its files: (file name relative to the output folder,
-/// bytes), named `<modelname without .mdl>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`, `.sw.vtx`.
+/// bytes), named `<modelname without .mdl>.mdl`, `.vvd`, `.dx90.vtx`, `.dx80.vtx`, `.sw.vtx`, and
+/// `.ani` with `$animblocksize`, `.phy` with a collision model.
 pub fn compile(
     model: &crate::ir::model::Model,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(String, Vec<u8>)>> {
     let plan: model::SourceModel = prepare::prepare(model, diags)?;
-    let mut mdl = write::write_mdl(&plan);
+    let (mut mdl, ani) = write::write_mdl(&plan);
     let check = write::checksum(&mdl);
     let len = mdl.len() as i32;
     if let Some(f) = mdl.get_mut(8..12) {
@@ -46,15 +47,7 @@ pub fn compile(
     if let Some(f) = mdl.get_mut(76..80) {
         f.copy_from_slice(&len.to_le_bytes());
     }
-    let stem = {
-        let n = plan.name.replace('\\', "/");
-        let n = n
-            .strip_suffix(".mdl")
-            .or_else(|| n.strip_suffix(".MDL"))
-            .unwrap_or(&n)
-            .to_string();
-        n
-    };
+    let stem = write::model_stem(&plan.name);
     let mut out = vec![
         (format!("{stem}.mdl"), mdl),
         (format!("{stem}.vvd"), write::write_vvd(&plan, check)),
@@ -64,6 +57,27 @@ pub fn compile(
             format!("{stem}.{}", v.extension()),
             write::write_vtx(&plan, v, check),
         ));
+    }
+    if let Some(ani) = ani {
+        // the engine keeps at most 256 blocks, the MDL itself included (`MAXSTUDIOANIMBLOCKS`)
+        if ani.blocks.len() > 256 {
+            if let Some(n) = &model.anim_block_size {
+                diags.push(
+                    Diagnostic::new(
+                        crate::diag::Code::SourceAnimLimit,
+                        format!(
+                            "the animations need {} blocks of this size; Source reads at most 255",
+                            ani.blocks.len() - 1
+                        ),
+                        n.span.span(),
+                        "this block size",
+                    )
+                    .with_note("give a larger `$animblocksize`"),
+                );
+            }
+            return None;
+        }
+        out.push((format!("{stem}.ani"), ani.bytes));
     }
     if let Some(p) = &plan.physics {
         match phy_write::write_phy(p, check) {
@@ -396,9 +410,27 @@ pub fn anim_problems(m: &read::Mdl) -> Vec<String> {
                     "{at} is in anim block {}, but the model has {} anim blocks",
                     c.animblock, m.hdr.numanimblocks
                 )),
-                // In an external .ani file, which is not read.
+                // In an external .ani file, which was not read.
                 None => {}
             }
+        }
+        if let Err(e) = pose::zero_frame(m, a) {
+            p.push(format!("{what}: {e}"));
+        }
+    }
+    if m.anim_blocks.len() > 1 {
+        if m.ani_name.is_empty() {
+            p.push("the model has anim blocks but no .ani file name".into());
+        }
+        let mut end = 0;
+        for (k, b) in m.anim_blocks.iter().enumerate().skip(1) {
+            if b.datastart < end || b.dataend < b.datastart {
+                p.push(format!(
+                    "anim block {k} ({}..{}) overlaps the one before or is reversed",
+                    b.datastart, b.dataend
+                ));
+            }
+            end = b.dataend;
         }
     }
     for q in &m.seqs {

@@ -323,7 +323,25 @@ pub struct AnimPlan {
     pub include_models: Vec<String>,
     /// `$limitrotation`: bones with BONE_FIXED_ALIGNMENT and their `qAlignment`.
     pub alignments: Vec<(usize, [f32; 4])>,
+    /// `$animblocksize`: the animation data goes to an `.ani` file in blocks.
+    pub blocks: Option<AnimBlocks>,
 }
+
+/// How the animation data is demand-loaded (`$animblocksize`, `$bonesaveframe`; the 2006 SDK's
+/// `write.cpp`, `WriteAnimations` and `WriteModelFiles`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnimBlocks {
+    /// Bytes a block may hold before the next animation starts a new one (more only when one
+    /// animation alone is larger).
+    pub size: usize,
+    /// Per plan bone: `BONE_HAS_SAVEFRAME_POS`, `BONE_HAS_SAVEFRAME_ROT` — whose first frame each
+    /// animation keeps in the MDL for the engine to show while its block loads.
+    pub save: Vec<(bool, bool)>,
+}
+
+/// `BONE_HAS_SAVEFRAME_POS` / `_ROT` (source-sdk-2013 `public/studio.h`).
+pub const BONE_HAS_SAVEFRAME_POS: i32 = 0x0020_0000;
+pub const BONE_HAS_SAVEFRAME_ROT: i32 = 0x0040_0000;
 
 // --- VTX ---------------------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 
 use super::animcodec::{self, BoneBase, DecodedPose};
 use super::read::{Mdl, RBone};
-use super::records::{read, AnimSection, Le};
 
 /// `STUDIO_DELTA` on an animdesc (§3.1).
 const STUDIO_DELTA: i32 = 0x4;
@@ -39,42 +38,85 @@ pub fn chain_for_frame(
         .animations
         .get(anim)
         .ok_or_else(|| format!("there is no animation {anim}"))?;
-    let base = a.offset as i64;
     let no_data = |animblock: i32| {
         if animblock == -1 {
             "the animation has no data (animblock -1: the model needs to be recompiled)".to_string()
         } else {
-            format!("the animation's data is in anim block {animblock}: external .ani data not supported")
+            format!("the animation's data is in anim block {animblock} of the .ani file, which was not read")
         }
     };
-    let (animblock, animindex, local) = if a.rec.sectionframes == 0 {
-        (a.rec.animblock, a.rec.animindex, k)
+    let (section, local) = if a.rec.sectionframes == 0 {
+        (0, k)
     } else {
         let n = a.rec.numframes.max(0) as usize;
         let s = usize::try_from(a.rec.sectionframes)
             .map_err(|_| format!("sectionframes {} is negative", a.rec.sectionframes))?;
-        let (section, local) = animcodec::section_of(n, s, k);
-        let entries = n / s + 2;
-        if section >= entries {
-            return Err(format!(
-                "frame {k} falls in section {section}, but the section table has {entries} entries"
-            ));
-        }
-        let at = base + a.rec.sectionindex as i64 + (section * AnimSection::SIZE) as i64;
-        let e: AnimSection = read(bytes, at, "animation section")?;
-        (e.animblock, e.animindex, local)
+        animcodec::section_of(n, s, k)
     };
-    if animblock != 0 {
-        return Err(no_data(animblock));
-    }
-    let start = base + animindex as i64;
-    if start < 0 || start as u64 >= bytes.len() as u64 {
+    let c = a.chains.get(section).ok_or_else(|| {
+        format!(
+            "frame {k} falls in section {section}, but the section table has {} entries",
+            a.chains.len()
+        )
+    })?;
+    let start = c.start.ok_or_else(|| no_data(c.animblock))?;
+    if start >= bytes.len() {
         return Err(format!(
             "the record chain at offset {start} is outside the file ({} bytes)",
             bytes.len()
         ));
     }
-    Ok((start as usize, local))
+    Ok((start, local))
+}
+
+/// One bone's zero frame: the saved position and rotation, each when the bone keeps it.
+pub type ZeroFrame = (Option<[f32; 3]>, Option<[f32; 4]>);
+
+/// The zero frame of an animation (`source-animation.md` 3.5; source-sdk-2013 `bone_setup.cpp`,
+/// `CalcZeroframeData`), per bone: what the engine shows while the animation's `.ani` block is
+/// loading. With several samples (`zeroframecount` > 1) the first. Empty when the animation has
+/// none.
+pub fn zero_frame(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<ZeroFrame>, String> {
+    const POS: i32 = super::model::BONE_HAS_SAVEFRAME_POS;
+    const ROT: i32 = super::model::BONE_HAS_SAVEFRAME_ROT;
+    let Some(mut at) = a.zero_frame else {
+        return Ok(Vec::new());
+    };
+    let n = usize::try_from(a.rec.zeroframecount)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!(
+                "zeroframeindex {} with zeroframecount {}",
+                a.rec.zeroframeindex, a.rec.zeroframecount
+            )
+        })?;
+    let take = |at: usize, len: usize| {
+        mdl.bytes
+            .get(at..at + len)
+            .filter(|_| at + len <= mdl.file_len)
+            .ok_or_else(|| format!("the zero frames at offset {at} run past the end of the MDL"))
+    };
+    let mut out = Vec::with_capacity(mdl.bones.len());
+    for b in &mdl.bones {
+        let mut z: ZeroFrame = (None, None);
+        if b.rec.flags & POS != 0 {
+            let v = take(at, 6 * n)?;
+            let mut x = [0u8; 6];
+            x.copy_from_slice(&v[..6]);
+            z.0 = Some(animcodec::vector48_decode(x));
+            at += 6 * n;
+        }
+        if b.rec.flags & ROT != 0 {
+            let v = take(at, 8 * n)?;
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&v[..8]);
+            z.1 = Some(animcodec::quat64_decode(x));
+            at += 8 * n;
+        }
+        out.push(z);
+    }
+    Ok(out)
 }
 
 /// Every bone's local pose in animation `anim` at `frame` (0 ..= numframes − 1, fractions

@@ -112,6 +112,54 @@ pub struct Mdl {
     pub ik_autoplay_locks: Vec<IkLock>,
     /// Flexes, controllers, rules, mouths and eyeballs.
     pub face: super::face_read::RFace,
+    /// `$animblocksize`: the `mstudioanimblock_t` table (entry 0 is the MDL itself) and the
+    /// name the MDL gives its `.ani` file (empty without one).
+    pub anim_blocks: Vec<AnimBlock>,
+    pub ani_name: String,
+    /// Where the `.ani` file's bytes start in [`Mdl::bytes`] (right after the MDL's), when it
+    /// was read with the model.
+    pub ani_at: Option<usize>,
+}
+
+/// Resolves where an animation's data is: block 0 is the MDL (offsets relative to the
+/// animdesc), a block above 0 is a range of the `.ani` file, appended to the MDL's bytes.
+struct Blocks<'a> {
+    table: &'a [AnimBlock],
+    /// Offset of the `.ani` bytes in the combined image, and their length.
+    ani: Option<(usize, usize)>,
+}
+
+impl Blocks<'_> {
+    /// The offset in the combined image of `index` in `block` (`base`: the animdesc, for block
+    /// 0); `Ok(None)` when the block is in an `.ani` file that was not read, or is −1 ("needs
+    /// recompiling").
+    fn at(&self, base: i64, block: i32, index: i32) -> Result<Option<usize>, String> {
+        if block == 0 {
+            return usize::try_from(base + i64::from(index))
+                .map(Some)
+                .map_err(|_| format!("offset {index} from {base} is before the file"));
+        }
+        let Some((start, len)) = self.ani else {
+            return Ok(None);
+        };
+        let Some(b) = usize::try_from(block).ok().and_then(|k| self.table.get(k)) else {
+            return Ok(None);
+        };
+        let (ds, de) = (i64::from(b.datastart), i64::from(b.dataend));
+        if ds < 0 || de < ds || de as u64 > len as u64 {
+            return Err(format!(
+                "anim block {block} ({ds}..{de}) is outside the .ani file ({len} bytes)"
+            ));
+        }
+        let at = ds + i64::from(index);
+        if index < 0 || at >= de {
+            return Err(format!(
+                "offset {index} in anim block {block} is outside the block ({} bytes)",
+                de - ds
+            ));
+        }
+        Ok(Some(start + at as usize))
+    }
 }
 
 /// One `mstudioikchain_t` with its links.
@@ -148,8 +196,11 @@ pub struct RAnim {
     pub sections: Vec<AnimSection>,
     /// One entry per section (one in all when not sectioned).
     pub chains: Vec<RChain>,
-    /// The IK rules (3.4), when they are in the MDL.
+    /// The IK rules (3.4), from the MDL or from the animation's block of a `.ani` file read
+    /// with it.
     pub ikrules: Vec<RIkRule>,
+    /// File offset of the zero-frame data (`zeroframeindex`), when there is any.
+    pub zero_frame: Option<usize>,
 }
 
 /// One `mstudioikrule_t` with its attachment name and its error, decoded: per frame from the
@@ -160,12 +211,8 @@ pub struct RIkRule {
     pub error: Option<(CompressedIkError, Vec<super::ikrule::IkErrorFrame>)>,
 }
 
-/// The IK rules of the animdesc at `at`.
-fn read_ik_rules(b: &[u8], at: i64, name: &str, a: &AnimDesc) -> Result<Vec<RIkRule>, String> {
-    if a.numikrules == 0 || a.ikruleindex == 0 {
-        return Ok(Vec::new());
-    }
-    let table = at + a.ikruleindex as i64;
+/// The IK rules of animdesc `a`, whose table is at `table`.
+fn read_ik_rules(b: &[u8], table: i64, name: &str, a: &AnimDesc) -> Result<Vec<RIkRule>, String> {
     let recs: Vec<IkRule> = read_array(b, table, count(a.numikrules, 64, "IK rule")?, "IK rule")
         .map_err(|e| format!("animation `{name}`: {e}"))?;
     let last = (a.numframes - 1).max(0) as f32;
@@ -311,7 +358,48 @@ fn name_at(b: &[u8], base: usize, rel: i32) -> Result<String, String> {
 }
 
 pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
-    let hdr: StudioHdr = read(b, 0, "studiohdr_t")?;
+    read_mdl_ani(b, None)
+}
+
+/// Reads an MDL v48 with its `.ani` file (`$animblocksize`), when there is one: the animation
+/// data in its blocks is read too (the `.ani` bytes are appended to [`Mdl::bytes`]).
+pub fn read_mdl_ani(mdl: &[u8], ani: Option<&[u8]>) -> Result<Mdl, String> {
+    let hdr: StudioHdr = read(mdl, 0, "studiohdr_t")?;
+    let anim_blocks: Vec<AnimBlock> = read_array(
+        mdl,
+        hdr.animblockindex as i64,
+        count(hdr.numanimblocks, 256, "anim block")?,
+        "anim block",
+    )?;
+    let ani_name = if hdr.szanimblocknameindex != 0 {
+        read_cstr(mdl, hdr.szanimblocknameindex as i64)?
+    } else {
+        String::new()
+    };
+    let combined;
+    let (b, ani_at): (&[u8], _) = match ani {
+        Some(a) => {
+            let h: StudioHdr = read(a, 0, ".ani header")?;
+            if h.id != i32::from_le_bytes(*b"IDAG") {
+                return Err("the .ani file has no IDAG header".into());
+            }
+            if h.version != 48 || h.length as u64 != a.len() as u64 {
+                return Err(format!(
+                    "the .ani header says version {} and {} bytes; the file has {} bytes",
+                    h.version,
+                    h.length,
+                    a.len()
+                ));
+            }
+            combined = [mdl, a].concat();
+            (&combined, Some(mdl.len()))
+        }
+        None => (mdl, None),
+    };
+    let blocks = Blocks {
+        table: &anim_blocks,
+        ani: ani_at.map(|at| (at, b.len() - at)),
+    };
     if hdr.id != i32::from_le_bytes(*b"IDST") {
         return Err("not an MDL file (no IDST)".into());
     }
@@ -467,7 +555,7 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         let at = hdr.localanimindex as i64 + (i * AnimDesc::SIZE) as i64;
         let a: AnimDesc = read(b, at, "animdesc")?;
         let name = read_cstr(b, at + a.sznameindex as i64)?;
-        animations.push(read_anim(b, at, &name, a)?);
+        animations.push(read_anim(b, &blocks, at, &name, a)?);
         anims.push((name, a));
     }
     for (i, (label, activity, rec)) in seq_recs.iter().enumerate() {
@@ -527,7 +615,7 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
     Ok(Mdl {
         hdr,
         hdr2,
-        file_len: b.len(),
+        file_len: mdl.len(),
         bones,
         attachments,
         hitbox_sets,
@@ -552,6 +640,9 @@ pub fn read_mdl(b: &[u8]) -> Result<Mdl, String> {
         ik_chains,
         ik_autoplay_locks,
         face,
+        anim_blocks,
+        ani_name,
+        ani_at,
     })
 }
 
@@ -571,7 +662,7 @@ fn read_array<T: Le>(b: &[u8], at: i64, n: usize, what: &str) -> Result<Vec<T>, 
 }
 
 /// The animation side of one animdesc at file offset `at` (3, 3.2, 3.3).
-fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String> {
+fn read_anim(b: &[u8], blocks: &Blocks, at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String> {
     let movements = if a.nummovements == 0 {
         Vec::new()
     } else {
@@ -586,14 +677,17 @@ fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String
     let mut sections = Vec::new();
     let mut chains = Vec::new();
     let chain = |section: usize, animblock: i32, animindex: i32, frames: usize| {
-        let start = if animblock == 0 {
-            let s = at + animindex as i64;
-            read::<i32>(b, s, "first mstudioanim_t")
-                .map_err(|e| format!("animation `{name}`: {e}"))?;
-            Some(s as usize)
-        } else {
+        let start = if animblock == -1 {
             None
+        } else {
+            blocks
+                .at(at, animblock, animindex)
+                .map_err(|e| format!("animation `{name}`: {e}"))?
         };
+        if let Some(s) = start {
+            read::<i32>(b, s as i64, "first mstudioanim_t")
+                .map_err(|e| format!("animation `{name}`: {e}"))?;
+        }
         Ok::<_, String>(RChain {
             section,
             animblock,
@@ -624,7 +718,24 @@ fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String
             )?);
         }
     }
-    let ikrules = read_ik_rules(b, at, name, &a)?;
+    // IK rules in the MDL (`ikruleindex`) or in the animation's block (`animblockikruleindex`)
+    let ik_table = if a.numikrules == 0 {
+        None
+    } else if a.ikruleindex != 0 {
+        Some(at + a.ikruleindex as i64)
+    } else if a.animblockikruleindex != 0 {
+        blocks
+            .at(at, a.animblock, a.animblockikruleindex)
+            .map_err(|e| format!("animation `{name}`: {e}"))?
+            .map(|t| t as i64)
+    } else {
+        None
+    };
+    let ikrules = match ik_table {
+        Some(t) => read_ik_rules(b, t, name, &a)?,
+        None => Vec::new(),
+    };
+    let zero_frame = (a.zeroframeindex != 0).then(|| (at + a.zeroframeindex as i64) as usize);
     Ok(RAnim {
         name: name.to_string(),
         rec: a,
@@ -633,6 +744,7 @@ fn read_anim(b: &[u8], at: i64, name: &str, a: AnimDesc) -> Result<RAnim, String
         sections,
         chains,
         ikrules,
+        zero_frame,
     })
 }
 

@@ -236,6 +236,12 @@ record!(
 );
 
 record!(
+    /// `mstudioanimblock_t` (source-sdk-2013 `public/studio.h`): where one block of the `.ani`
+    /// file is (byte offsets into that file; entry 0, the MDL itself, is unused).
+    AnimBlock = 8 { datastart: i32, dataend: i32 }
+);
+
+record!(
     /// `mstudioevent_t` (6.3).
     Event = 80 { cycle: f32, event: i32, r#type: i32, options: Name64, szeventindex: i32 }
 );
@@ -582,6 +588,7 @@ mod tests {
             SeqDesc,
             Movement,
             AnimSection,
+            AnimBlock,
             Event,
             AutoLayer,
             IkLock,

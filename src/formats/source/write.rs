@@ -2,7 +2,9 @@
 //! string table patched in last), the VVD (§7) and the three VTX variants (§8), and the one
 //! checksum they share (§10).
 
-use super::model::{Group, SourceModel};
+use super::animcodec;
+use super::math;
+use super::model::{Group, SourceModel, BONE_HAS_SAVEFRAME_POS, BONE_HAS_SAVEFRAME_ROT};
 use super::records::*;
 use super::strips::Variant;
 
@@ -225,10 +227,168 @@ fn write_ik_rules(a: &super::model::PAnim, o: &mut Out) {
     }
 }
 
+/// The record chains of one animation and its IK rules, into the MDL right after the
+/// animdescs (`at`: the animdesc; its offsets are relative to it).
+fn write_anim_data(a: &super::model::PAnim, at: usize, o: &mut Out) {
+    let rel = |o: &Out| (o.pos() - at) as i32;
+    if a.encoded.section_frames != 0 {
+        o.align(4);
+        o.put_at(at + 80, &rel(o)); // sectionindex
+        let table = o.pos();
+        for _ in &a.encoded.chains {
+            o.put(&AnimSection::default());
+        }
+        for (k, chain) in a.encoded.chains.iter().enumerate() {
+            o.align(if k == 0 { 16 } else { 4 });
+            if k == 0 {
+                o.put_at(at + 56, &rel(o)); // animindex
+            }
+            o.put_at(table + k * AnimSection::SIZE + 4, &rel(o));
+            o.bytes.extend_from_slice(chain);
+        }
+    } else {
+        o.align(16);
+        o.put_at(at + 56, &rel(o)); // animindex
+        if let Some(chain) = a.encoded.chains.first() {
+            o.bytes.extend_from_slice(chain);
+        }
+    }
+    o.align(4);
+    if !a.ikrules.is_empty() {
+        o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
+        o.put_at(at + 64, &rel(o)); // ikruleindex
+        write_ik_rules(a, o);
+    }
+}
+
+/// Where one animation's data went in its block: each chain's and the IK rules' offsets from
+/// the block's start.
+struct Placed {
+    chains: Vec<i32>,
+    ik: i32,
+}
+
+/// The `.ani` file being written (`$animblocksize`), laid out as the 2006 SDK's
+/// `WriteAnimations` lays it out: a `studiohdr_t`-sized header (`IDAG`), then the animations in
+/// order, each 16-aligned; an animation that would take its block past the block size starts a
+/// new block instead, and every block starts on a 512-byte boundary (the SDK's "align each anim
+/// block to 512 for fast io"); the last block ends on one too. Block 0 is the MDL itself and
+/// its table entry stays zero.
+pub struct AniFile {
+    size: usize,
+    pub bytes: Vec<u8>,
+    /// `(datastart, dataend)` per block, entry 0 unused.
+    pub blocks: Vec<(usize, usize)>,
+    placed: usize,
+}
+
+impl AniFile {
+    fn new(size: usize) -> AniFile {
+        AniFile {
+            size,
+            bytes: vec![0; StudioHdr::SIZE],
+            blocks: vec![(0, 0)],
+            placed: 0,
+        }
+    }
+
+    /// Places one animation's chains and IK rules; returns its block and offsets.
+    fn place(&mut self, a: &super::model::PAnim, count: usize) -> (i32, Placed) {
+        // the animation's data as one piece, laid out from a 16-aligned start
+        let mut d = Out::default();
+        let mut chains = Vec::with_capacity(a.encoded.chains.len());
+        for (k, chain) in a.encoded.chains.iter().enumerate() {
+            if k > 0 {
+                d.align(4);
+            }
+            chains.push(d.pos());
+            d.bytes.extend_from_slice(chain);
+        }
+        d.align(4);
+        let ik = d.pos();
+        write_ik_rules(a, &mut d);
+        let at16 = self.bytes.len().next_multiple_of(16);
+        let over = self
+            .blocks
+            .last()
+            .is_some_and(|b| at16 + d.pos() - b.0 > self.size);
+        let first = self.blocks.len() == 1;
+        let start = if first || over {
+            let s = at16.next_multiple_of(512);
+            if let Some(last) = self.blocks.last_mut().filter(|_| !first) {
+                last.1 = s;
+            }
+            self.blocks.push((s, s));
+            s
+        } else {
+            at16
+        };
+        self.bytes.resize(start, 0);
+        self.bytes.extend_from_slice(&d.bytes);
+        self.placed += 1;
+        if self.placed == count {
+            let end = self.bytes.len().next_multiple_of(512);
+            self.bytes.resize(end, 0);
+        }
+        let block = self.blocks.len() - 1;
+        let base = self.blocks.last().map_or(0, |b| b.0);
+        if let Some(last) = self.blocks.last_mut() {
+            last.1 = self.bytes.len();
+        }
+        let off = |x: usize| (start + x - base) as i32;
+        (
+            block as i32,
+            Placed {
+                chains: chains.into_iter().map(off).collect(),
+                ik: off(ik),
+            },
+        )
+    }
+}
+
+/// Each animation's first frame for the bones with `BONE_HAS_SAVEFRAME_*`, kept in the MDL for
+/// the engine to show while the animation's block loads (`CalcZeroframeData`,
+/// source-sdk-2013 `public/bone_setup.cpp`): per bone in order, a Vector48 position, then a
+/// Quaternion64 rotation. One frame (`zeroframecount` 1), as the 2006 SDK keeps one; how many a
+/// later Valve compiler keeps is not known, and one is what the engine reads without
+/// interpolating. The values are the frame's local pose, or its delta for a delta animation,
+/// as the SDK takes them from the animation's first frame.
+fn write_zero_frames(
+    plan: &SourceModel,
+    blocks: &super::model::AnimBlocks,
+    anim_at: &[usize],
+    o: &mut Out,
+) {
+    let nb = plan.bones.len();
+    for (a, &at) in plan.anim.anims.iter().zip(anim_at) {
+        o.align(4);
+        o.put_at(at + 88, &0i16); // zeroframespan
+        o.put_at(at + 90, &1i16); // zeroframecount
+        o.put_at(at + 92, &((o.pos() - at) as i32)); // zeroframeindex
+        for (b, &(pos, rot)) in blocks.save.iter().enumerate().take(nb) {
+            let p = a.frames.get(b).copied().unwrap_or_default();
+            if pos {
+                o.bytes.extend_from_slice(&animcodec::vector48(p.pos));
+            }
+            if rot {
+                o.bytes
+                    .extend_from_slice(&animcodec::quat64(math::euler_quat(p.rot)));
+            }
+        }
+    }
+    o.align(4);
+}
+
 /// Animation descriptions, their record chains and movements, sequences with their events,
 /// layers, weights and animation indices, and the transition nodes (`source-animation.md` §9.1
 /// rows 3–10).
-fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &mut StudioHdr) {
+fn write_animation_side(
+    plan: &SourceModel,
+    o: &mut Out,
+    st: &mut Strings,
+    h: &mut StudioHdr,
+    ani: &mut Option<AniFile>,
+) {
     let ap = &plan.anim;
     h.numlocalanim = ap.anims.len() as i32;
     h.localanimindex = o.pos() as i32;
@@ -248,34 +408,25 @@ fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &m
         anim_at.push(at);
     }
     for (a, &at) in ap.anims.iter().zip(&anim_at) {
-        let rel = |o: &Out| (o.pos() - at) as i32;
-        if a.encoded.section_frames != 0 {
-            o.align(4);
-            o.put_at(at + 80, &rel(o)); // sectionindex
-            let table = o.pos();
-            for _ in &a.encoded.chains {
-                o.put(&AnimSection::default());
-            }
-            for (k, chain) in a.encoded.chains.iter().enumerate() {
-                o.align(if k == 0 { 16 } else { 4 });
-                if k == 0 {
-                    o.put_at(at + 56, &rel(o)); // animindex
+        match ani.as_mut() {
+            Some(ani) => {
+                let (block, data) = ani.place(a, ap.anims.len());
+                o.put_at(at + 52, &block); // animblock
+                o.put_at(at + 56, &data.chains.first().copied().unwrap_or(data.ik)); // animindex
+                o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
+                o.put_at(at + 68, &data.ik); // animblockikruleindex
+                if a.encoded.section_frames != 0 {
+                    o.align(4);
+                    o.put_at(at + 80, &((o.pos() - at) as i32)); // sectionindex
+                    for &index in &data.chains {
+                        o.put(&AnimSection {
+                            animblock: block,
+                            animindex: index,
+                        });
+                    }
                 }
-                o.put_at(table + k * AnimSection::SIZE + 4, &rel(o));
-                o.bytes.extend_from_slice(chain);
             }
-        } else {
-            o.align(16);
-            o.put_at(at + 56, &rel(o)); // animindex
-            if let Some(chain) = a.encoded.chains.first() {
-                o.bytes.extend_from_slice(chain);
-            }
-        }
-        o.align(4);
-        if !a.ikrules.is_empty() {
-            o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
-            o.put_at(at + 64, &rel(o)); // ikruleindex
-            write_ik_rules(a, o);
+            None => write_anim_data(a, at, o),
         }
     }
     for (a, &at) in ap.anims.iter().zip(&anim_at) {
@@ -295,6 +446,9 @@ fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &m
             });
         }
         o.align(4);
+    }
+    if let Some(blocks) = &ap.blocks {
+        write_zero_frames(plan, blocks, &anim_at, o);
     }
 
     // sequences
@@ -412,8 +566,10 @@ fn write_animation_side(plan: &SourceModel, o: &mut Out, st: &mut Strings, h: &m
     o.align(4);
 }
 
-/// Writes the MDL image with checksum and length still zero.
-pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
+/// Writes the MDL image with checksum and length still zero, and the `.ani` file with `$animblocksize`
+/// (its header's length filled).
+pub fn write_mdl(plan: &SourceModel) -> (Vec<u8>, Option<AniFile>) {
+    let mut ani = plan.anim.blocks.as_ref().map(|b| AniFile::new(b.size));
     let mut o = Out::default();
     let mut st = Strings::default();
     let mut h = StudioHdr {
@@ -458,7 +614,9 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
             pose_to_bone: b.pose_to_bone,
             // `$limitrotation`: the engine aligns this bone's rotations to `qAlignment`
             q_alignment: alignment.map_or([0.0; 4], |a| a.1),
-            flags: b.flags | if alignment.is_some() { 0x0010_0000 } else { 0 },
+            flags: b.flags
+                | if alignment.is_some() { 0x0010_0000 } else { 0 }
+                | save_flags(plan, i),
             contents: plan.contents,
             physicsbone: plan
                 .physics
@@ -525,7 +683,7 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
     }
     o.align(4);
 
-    write_animation_side(plan, &mut o, &mut st, &mut h);
+    write_animation_side(plan, &mut o, &mut st, &mut h, &mut ani);
 
     // body parts and models
     h.numbodyparts = plan.body_parts.len() as i32;
@@ -719,7 +877,17 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
         let name_at = o.put(&0i32);
         st.add(name_at, at, m);
     }
+    // `$animblocksize`: the block table (entry 0, the MDL, zero), as the SDK writes it here
     h.animblockindex = o.pos() as i32;
+    if let Some(ani) = &ani {
+        h.numanimblocks = ani.blocks.len() as i32;
+        for &(start, end) in &ani.blocks {
+            o.put(&AnimBlock {
+                datastart: start as i32,
+                dataend: end as i32,
+            });
+        }
+    }
     // textures
     h.numtextures = plan.textures.len() as i32;
     h.textureindex = o.pos() as i32;
@@ -753,10 +921,54 @@ pub fn write_mdl(plan: &SourceModel) -> Vec<u8> {
     let src_bone = o.pos() as i32;
     o.put_at(408 + 4, &src_bone);
     o.put_at(408 + 12, &plan.max_eye_deflection);
-    st.add(348, 0, "");
+    // the `.ani` file's name, relative to the game folder (the SDK's `models/<name>.ani`); the
+    // empty string without one
+    let ani_name = ani.as_ref().map_or(String::new(), |_| ani_path(&plan.name));
+    st.add(348, 0, &ani_name);
     o.put_at(0, &h);
     st.finish(&mut o);
-    o.bytes
+    if let Some(ani) = &mut ani {
+        let len = ani.bytes.len() as i32;
+        let hdr = StudioHdr {
+            id: i32::from_le_bytes(*b"IDAG"),
+            version: 48,
+            length: len,
+            ..Default::default()
+        };
+        let mut head = Vec::with_capacity(StudioHdr::SIZE);
+        hdr.put(&mut head);
+        if let Some(dst) = ani.bytes.get_mut(..StudioHdr::SIZE) {
+            dst.copy_from_slice(&head);
+        }
+    }
+    (o.bytes, ani)
+}
+
+/// `$modelname` without `.mdl` (either case), with forward slashes: the stem of every file of
+/// the model.
+pub fn model_stem(name: &str) -> String {
+    let n = name.replace('\\', "/");
+    n.strip_suffix(".mdl")
+        .or_else(|| n.strip_suffix(".MDL"))
+        .unwrap_or(&n)
+        .to_string()
+}
+
+/// The name the MDL gives its `.ani` file: `models/<stem>.ani`, as the 2006 SDK's
+/// `WriteModelFiles` makes it.
+pub fn ani_path(name: &str) -> String {
+    format!("models/{}.ani", model_stem(name))
+}
+
+/// A bone's `BONE_HAS_SAVEFRAME_*` flags when the animations are in an `.ani` file.
+fn save_flags(plan: &SourceModel, bone: usize) -> i32 {
+    match plan.anim.blocks.as_ref().and_then(|b| b.save.get(bone)) {
+        Some(&(pos, rot)) => {
+            (if pos { BONE_HAS_SAVEFRAME_POS } else { 0 })
+                | (if rot { BONE_HAS_SAVEFRAME_ROT } else { 0 })
+        }
+        None => 0,
+    }
 }
 
 /// Folds the MDL image (checksum and length zero) into the checksum (`source-geometry.md` §10).
