@@ -528,6 +528,9 @@ codes! {
     QcDuplicateIkChain = "W0236", Warning;
     /// a word in a `$jigglebone` block that is not a group or property of it (skipped)
     QcJiggleUnknown = "W0237", Warning;
+    /// `$insertbone child subparent parent`: no bone is inserted; `child` is re-parented to
+    /// `parent`, as in Valve's 2006 compiler
+    QcInsertBoneNotInserted = "W0238", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)

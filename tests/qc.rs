@@ -428,7 +428,7 @@ fn a_deeply_nested_skin_block_is_one_error() {
 fn not_carried_commands_warn_and_are_listed() {
     let (d, s) = parse(
         "$cdmaterials \"x\"\n$minlod 1\n\
-         $insertbone a b c\n$declareanimation \"a\"\n",
+         $fakevta \"f\"\n$declareanimation \"a\"\n",
     );
     assert_eq!(codes(&d), ["W0220", "W0220", "W0220"]);
     assert_eq!(
@@ -436,9 +436,26 @@ fn not_carried_commands_warn_and_are_listed() {
             .iter()
             .map(|n| n.value.as_str())
             .collect::<Vec<_>>(),
-        ["$minlod", "$insertbone", "$declareanimation"]
+        ["$minlod", "$fakevta", "$declareanimation"]
     );
     assert_eq!(d[0].message, "`$minlod` is not supported yet; ignored");
+}
+
+/// `$insertbone child subparent parent` re-parents the child and inserts nothing, as the 2006
+/// SDK's `EnforceHierarchy` does (its insertion is commented out): a `$hierarchy` entry, and
+/// W0238 on the bone that is not inserted.
+#[test]
+fn insertbone_reparents_the_child() {
+    let (d, s) = parse("$cdmaterials \"x\"\n$insertbone \"tail\" \"tail_root\" \"hips\"\n");
+    assert_eq!(codes(&d), ["W0238"]);
+    assert!(d[0].message.contains("`tail_root`"), "{}", d[0].message);
+    let h: Vec<(&str, &str)> = s
+        .hierarchy
+        .iter()
+        .map(|(c, p)| (c.value.as_str(), p.value.as_str()))
+        .collect();
+    assert_eq!(h, [("tail", "hips")]);
+    assert!(s.not_carried.is_empty());
 }
 
 #[test]

@@ -1254,6 +1254,29 @@ impl<'t> Parser<'t, '_> {
                 let b = self.name("a parent bone name")?;
                 self.spec.hierarchy.push((a, b));
             }
+            "$insertbone" => {
+                // 2006 SDK: `Cmd_InsertHierarchy` keeps child, subparent and parent, and
+                // `EnforceHierarchy` only re-parents the child (the insertion is commented out)
+                self.usage = "$insertbone child subparent parent";
+                let child = self.name("a bone name")?;
+                let sub = self.arg("the name of the bone to insert")?;
+                let parent = self.name("a parent bone name")?;
+                self.push(
+                    Diagnostic::new(
+                        Code::QcInsertBoneNotInserted,
+                        format!(
+                            "`$insertbone` inserts no bone `{}`: `{}` becomes a child of `{}`",
+                            sub.text, child.value, parent.value
+                        ),
+                        sub.span,
+                        "not inserted",
+                    )
+                    .with_note(
+                        "Valve's compiler does the same: it reads the bone to insert and only re-parents the child, as `$hierarchy child parent`",
+                    ),
+                );
+                self.spec.hierarchy.push((child, parent));
+            }
             "$alwayscollapse" => {
                 self.usage = "$alwayscollapse bone";
                 let b = self.name("a bone name")?;
@@ -1454,7 +1477,6 @@ impl<'t> Parser<'t, '_> {
             // controllers' names (right_/left_ pairs) as those compilers do without it
             "$flexcontrollerui" => (0, true, Blk::A, "$flexcontrollerui name { … }"),
             "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
-            "$insertbone" => (3, false, Blk::None, "$insertbone child subparent parent"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
             "$qcassert" => (1, true, Blk::None, "$qcassert condition arguments…"),
