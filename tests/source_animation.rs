@@ -309,7 +309,7 @@ const DELTA: i32 = 0x4;
 
 /// Animation commands that do not change poses; any other command of §2.5 does, and its
 /// animation is skipped.
-const POSE_NEUTRAL_COMMANDS: &[&str] = &["weightlist", "ikrule", "ikfixup"];
+const POSE_NEUTRAL_COMMANDS: &[&str] = &["weightlist", "ikrule"];
 
 /// Why an animation's decoded poses are not those of its SMD (legitimately), if so.
 fn skip_reason(built: &Built, ai: usize, a: Option<&Anim>) -> Option<String> {

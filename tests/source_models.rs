@@ -357,8 +357,8 @@ fn animation_mistakes_are_diagnostics() {
         &qc,
         "$modelname \"t/m.mdl\"\n$cdmaterials \"models/t/\"\n$body body \"creature_reference.smd\"\n\
          $poseparameter \"aim_yaw\" -60 60\n\
-         $animation walk_a \"creature_walk.smd\" {\n\tikfixup \"lfoot\" footstep\n\tsubtract idle 500\n}\n\
-         $animation walk_b \"creature_walk.smd\" {\n\tikfixup \"lfoot\" footstep\n}\n\
+         $animation walk_a \"creature_walk.smd\" {\n\tstartloop 100000\n\tsubtract idle 500\n}\n\
+         $animation walk_b \"creature_walk.smd\" {\n\tstartloop 100000\n}\n\
          $sequence idle \"creature_idle.smd\" {\n\t{ event 1004 500 \"step\" }\n\t{ event 99999999999 0 }\n\tblend \"aim_yw\" -60 60\n}\n\
          $sequence walk walk_a\n",
     )
@@ -374,7 +374,7 @@ fn animation_mistakes_are_diagnostics() {
         2,
         "{codes:?}"
     );
-    // one W0620 for `ikfixup`, naming the second animation that uses it
+    // one W0620 for a `startloop` past the end, naming the second animation that has one
     let w: Vec<_> = diags
         .iter()
         .filter(|d| d.code.as_str() == "W0620")

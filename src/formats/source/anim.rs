@@ -70,7 +70,7 @@ fn wrap_pi(mut a: f32) -> f32 {
     a
 }
 
-fn decompose(m: &M34) -> LocalPose {
+pub(super) fn decompose(m: &M34) -> LocalPose {
     let r = math::to_euler(m);
     LocalPose {
         pos: [m[0][3], m[1][3], m[2][3]],
@@ -1168,6 +1168,14 @@ fn process(
             }
             // IK rules are worked out once every animation is processed (`ikrule::build`)
             "ikrule" => {}
+            "ikfixup" => {
+                // a delta is applied to frame 0 of the first animation (`CalcBoneTransforms`)
+                let base: Vec<LocalPose> = anims
+                    .first()
+                    .map(|b| frame_of(b, 0, nb))
+                    .unwrap_or_default();
+                super::ikrule::fixup(&mut anims[i], &base, c, cx, diags);
+            }
             "walkframe" => {
                 // motion extracted up to this frame, as its own piece
                 let Some(end) = num(0) else { continue };

@@ -214,6 +214,165 @@ fn read_rule(c: &AnimCommand, cx: &Context, diags: &mut Vec<Diagnostic>) -> Opti
     ok.then_some(r)
 }
 
+/// `ikfixup chain type [options]` (2006 SDK `fixupIKErrors`): in animation `pa` the chain's end is
+/// moved, frame by frame over the rule's range, toward where it is at the rule's contact frame
+/// (carried along by the extracted motion), the chain solved (`Studio_SolveIK`) and its three
+/// links written back (`solveBone`). Only `footstep` rules move anything; the SDK's code for
+/// `touch` is compiled out, and the other types have none.
+///
+/// Done as the SDK does it, quirks included: with no `range` the rule covers the whole
+/// animation; each frame's weight comes from `IKRuleWeight` with the cycle taken as
+/// `frame / (frames − 1)` in integer arithmetic (0, or 1 on the last frame and past it) and
+/// the range's frames compared with it as if they were cycles. So without `range` the end is
+/// held fully on every frame; a `range` starting at frame 0 or later than 1 leaves the frames
+/// as they are (weight 0) except where a cycle of 1 falls inside it. The delta of a delta
+/// animation is applied to frame 0 of the first animation, as `CalcBoneTransforms` does; a
+/// frame the rule reaches past the end of an animation that does not loop is an error there
+/// ("requested out of range frame") and E0625 here.
+pub(super) fn fixup(
+    pa: &mut PAnim,
+    base: &[LocalPose],
+    c: &AnimCommand,
+    cx: &Context,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(r) = read_rule(c, cx, diags) else {
+        return;
+    };
+    let n = pa.num_frames as i32;
+    let last = n - 1;
+    let [start, mut peak, mut tail, mut end, mut contact] = r.frames;
+    if start == 0 && peak == 0 && tail == 0 && end == 0 {
+        tail = last;
+        end = last;
+    }
+    if peak < start {
+        peak += last;
+    }
+    if tail < peak {
+        tail += last;
+    }
+    if end < tail {
+        end += last;
+    }
+    if contact == -1 {
+        contact = peak;
+    }
+    let mut count = end - start + 1;
+    if end >= n {
+        count += 2;
+    }
+    if r.kind != IK_GROUND || n < 1 {
+        return;
+    }
+    if count > MAX_ERROR_FRAMES as i32 {
+        diags.push(
+            Diagnostic::new(
+                Code::SourceAnimLimit,
+                format!(
+                    "an `ikfixup` of animation `{}` covers {count} frames; mdlc allows at most {MAX_ERROR_FRAMES}",
+                    pa.name
+                ),
+                r.span,
+                "this command",
+            )
+            .with_note("its `range` reaches far past the animation's frames"),
+        );
+        return;
+    }
+    let Some(ch) = cx.ik_chains.get(r.chain) else {
+        return;
+    };
+    let [Ok(thigh), Ok(knee), Ok(foot)] = ch.bones.map(usize::try_from) else {
+        return;
+    };
+    let nb = cx.bones.len();
+    let delta = pa.flags & DELTA != 0;
+    let looping = pa.flags & LOOPING != 0;
+    // `CalcBoneTransforms`: a looping animation wraps, another must hold the frame
+    let world_at = |pa: &PAnim, f: i32| -> Option<Vec<M34>> {
+        let mut g = f;
+        if looping && n > 1 {
+            while g >= n - 1 {
+                g -= n - 1;
+            }
+        }
+        if g < 0 || g >= n {
+            return None;
+        }
+        let poses = pa.frames.get(g as usize * nb..(g as usize + 1) * nb)?;
+        Some(pose_world(
+            poses,
+            delta.then_some((&pa.weights[..], base)),
+            cx,
+        ))
+    };
+    let out_of_range = |f: i32| {
+        bad(
+            r.span,
+            format!(
+                "`ikfixup` reaches frame {f} of animation with {n} frames, which does not loop"
+            ),
+        )
+    };
+    let Some(at_contact) = world_at(pa, contact) else {
+        diags.push(out_of_range(contact));
+        return;
+    };
+    let Some(footfall) = at_contact.get(foot).map(|m| [m[0][3], m[1][3], m[2][3]]) else {
+        return;
+    };
+    let weight = |cycle: f32| {
+        let (s, p, t, e) = (start as f32, peak as f32, tail as f32, end as f32);
+        let cycle = if e > 1.0 && cycle < s {
+            cycle + 1.0
+        } else {
+            cycle
+        };
+        let v = if cycle < s {
+            return 0.0;
+        } else if cycle < p {
+            (cycle - s) / (p - s)
+        } else if cycle < t {
+            return 1.0;
+        } else if cycle < e {
+            1.0 - (cycle - t) / (e - t)
+        } else {
+            0.0
+        };
+        smooth(v)
+    };
+    for k in 0..count.max(0) {
+        let f = k + start;
+        let Some(mut world) = world_at(pa, f) else {
+            diags.push(out_of_range(f));
+            return;
+        };
+        // integer division, as the SDK's `(k + pRule->start) / (panim->numframes - 1)`
+        let cycle = if n <= 1 { 0.0 } else { (f / last) as f32 };
+        let s = weight(cycle);
+        let Some(orig) = world.get(foot).map(|m| [m[0][3], m[1][3], m[2][3]]) else {
+            return;
+        };
+        let held = math::add(footfall, movement(pa, f, contact));
+        let pos = math::add(math::scale(held, s), math::scale(orig, 1.0 - s));
+        super::iksolve::solve_ik(thigh, knee, foot, pos, &mut world);
+        // `solveBone` writes frame `f % frames`
+        let Ok(g) = usize::try_from(f.rem_euclid(n)) else {
+            return;
+        };
+        for b in [thigh, knee, foot] {
+            let local = match cx.bones.get(b).and_then(|x| x.parent) {
+                Some(p) => math::mul(&math::invert(&world[p]), &world[b]),
+                None => world[b],
+            };
+            if let Some(slot) = pa.frames.get_mut(g * nb + b) {
+                *slot = super::anim::decompose(&local);
+            }
+        }
+    }
+}
+
 /// A frame number as Valve's compiler reads it (`atoi`), kept within ±1,000,000 so that frame
 /// arithmetic cannot overflow (no animation has that many frames).
 fn frame(x: f32) -> i32 {
