@@ -103,7 +103,7 @@ pub fn read_project(
 }
 
 /// `mdlc check`: reads every file (SMD, VTA, QC, TOML) and everything a project references,
-/// builds the model as far as the back ends' input, and writes nothing.
+/// builds the model through its engine's back end, and writes nothing.
 pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) -> Report {
     let mut report = Report::default();
     let fs = RealFs;
@@ -129,12 +129,17 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                     &mut report.sources,
                     &mut report.diagnostics,
                 ) {
-                    crate::build::build_model(
-                        &spec,
-                        &fs,
-                        &mut report.sources,
-                        &mut report.diagnostics,
-                    );
+                    // the whole build but the writing, so that the back end's diagnostics (its
+                    // limits, animation options, IK rules, collision models) are reported too
+                    let (sources, diags) = (&mut report.sources, &mut report.diagnostics);
+                    match spec.target.target() {
+                        Target::GoldSrc => {
+                            compile_goldsrc(&spec, &fs, None, sources, diags, None);
+                        }
+                        Target::Source => {
+                            compile_source(&spec, &fs, None, sources, diags, None);
+                        }
+                    }
                 }
             }
             Some(InputKind::Smd) | None => match std::fs::read(path) {

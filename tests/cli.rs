@@ -476,3 +476,40 @@ fn a_later_diagnostic_shows_the_lines_of_a_shared_file_in_each_project() {
     assert_eq!(err.matches("4 │ 1 \"spine\" 0").count(), 6, "{err}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// `check` goes through the back end: an error only the Source back end finds (a negative
+/// `$animblocksize`, E0622) is reported with its span and exit 1, and nothing is written, not
+/// even an output folder or an up-to-date record.
+#[test]
+fn check_reports_back_end_diagnostics_and_writes_nothing() {
+    let tmp = std::env::temp_dir().join(format!("mdlc-cli-backend-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::copy(
+        Path::new(ROOT).join("testdata/source/ikrule/ref.smd"),
+        tmp.join("ref.smd"),
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.join("m.qc"),
+        "$modelname \"t/m.mdl\"\n$cdmaterials \"x\"\n$animblocksize -4\n$body body \"ref.smd\"\n\
+         $sequence idle \"ref.smd\"\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_mdlc"))
+        .args(["check", "m.qc", "--color", "never"])
+        .current_dir(&tmp)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(code(&o), 1, "{err}");
+    assert!(err.contains("error[E0622]"), "{err}");
+    assert!(err.contains("m.qc:3:16"), "{err}");
+    let mut left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["m.qc", "ref.smd"]);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
