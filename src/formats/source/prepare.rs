@@ -668,21 +668,32 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             cur = parents[c];
         }
     };
+    // the bones each LOD's corners name, then each of them with its ancestors (once a bone, not
+    // once a corner: a deep skeleton made this walk the bulk of a big mesh's build)
+    let mut direct = vec![0i32; bones.len()];
     for bp in &body_parts {
         for m in &bp.models {
             for mesh in &m.meshes {
                 for (lod, tris) in mesh.lod_tris.iter().enumerate() {
+                    let bit = 0x400 << lod;
                     for t in tris {
                         for &v in t {
                             if let Some(vx) = mesh.vertices.get(v as usize) {
                                 for w in &vx.weights {
-                                    set(&mut flags, w.0 as usize, 0x400 << lod);
+                                    if let Some(d) = direct.get_mut(w.0 as usize) {
+                                        *d |= bit;
+                                    }
                                 }
                             }
                         }
                     }
                 }
             }
+        }
+    }
+    for (b, &d) in direct.iter().enumerate() {
+        if d != 0 {
+            set(&mut flags, b, d);
         }
     }
 
