@@ -287,26 +287,8 @@ pub(super) fn fixup(
         return;
     };
     let nb = cx.bones.len();
-    let delta = pa.flags & DELTA != 0;
-    let looping = pa.flags & LOOPING != 0;
     // `CalcBoneTransforms`: a looping animation wraps, another must hold the frame
-    let world_at = |pa: &PAnim, f: i32| -> Option<Vec<M34>> {
-        let mut g = f;
-        if looping && n > 1 {
-            while g >= n - 1 {
-                g -= n - 1;
-            }
-        }
-        if g < 0 || g >= n {
-            return None;
-        }
-        let poses = pa.frames.get(g as usize * nb..(g as usize + 1) * nb)?;
-        Some(pose_world(
-            poses,
-            delta.then_some((&pa.weights[..], base)),
-            cx,
-        ))
-    };
+    let world_at = |pa: &PAnim, f: i32| frame_world(pa, base, f, cx);
     let out_of_range = |f: i32| {
         bad(
             r.span,
@@ -477,11 +459,11 @@ fn resolve_frames(rules: &mut [Rule], j: usize, last: i32) {
 }
 
 /// Model-space bone matrices of frame `frame` of `anim` (`CalcBoneTransforms`): looping
-/// animations wrap, a delta is applied on frame 0 of `base` with its weights; `None` when the
-/// frame is outside a non-looping animation.
+/// animations wrap, a delta is applied on `base` (frame 0 of the first animation) with its
+/// weights; `None` when the frame is outside a non-looping animation.
 pub(super) fn frame_world(
     anim: &PAnim,
-    base: &PAnim,
+    base: &[LocalPose],
     frame: i32,
     cx: &Context,
 ) -> Option<Vec<M34>> {
@@ -499,7 +481,7 @@ pub(super) fn frame_world(
     let poses = anim.frames.get(f as usize * nb..(f as usize + 1) * nb)?;
     Some(pose_world(
         poses,
-        (anim.flags & DELTA != 0).then_some((&anim.weights[..], &base.frames[..])),
+        (anim.flags & DELTA != 0).then_some((&anim.weights[..], base)),
         cx,
     ))
 }
@@ -804,7 +786,7 @@ fn errors_of(
                 .ok()
                 .and_then(|t| raw.get(t * nb..(t + 1) * nb))
                 .map(|p| pose_world(p, None, cx)),
-            None => frame_world(pa, base, t, cx),
+            None => frame_world(pa, &base.frames, t, cx),
         };
         if w.is_none() {
             out_of_range(t, diags);
