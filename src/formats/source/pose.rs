@@ -92,9 +92,9 @@ pub fn zero_frame(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<ZeroFrame>, S
             )
         })?;
     let take = |at: usize, len: usize| {
-        mdl.bytes
-            .get(at..at + len)
-            .filter(|_| at + len <= mdl.file_len)
+        at.checked_add(len)
+            .filter(|&end| end <= mdl.file_len)
+            .and_then(|end| mdl.bytes.get(at..end))
             .ok_or_else(|| format!("the zero frames at offset {at} run past the end of the MDL"))
     };
     let mut out = Vec::with_capacity(mdl.bones.len());

@@ -735,7 +735,18 @@ fn read_anim(b: &[u8], blocks: &Blocks, at: i64, name: &str, a: AnimDesc) -> Res
         Some(t) => read_ik_rules(b, t, name, &a)?,
         None => Vec::new(),
     };
-    let zero_frame = (a.zeroframeindex != 0).then(|| (at + a.zeroframeindex as i64) as usize);
+    let zero_frame = if a.zeroframeindex == 0 {
+        None
+    } else {
+        Some(
+            usize::try_from(at + i64::from(a.zeroframeindex)).map_err(|_| {
+                format!(
+                    "animation `{name}`: zeroframeindex {} points before the file",
+                    a.zeroframeindex
+                )
+            })?,
+        )
+    };
     Ok(RAnim {
         name: name.to_string(),
         rec: a,
