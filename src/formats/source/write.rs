@@ -269,7 +269,10 @@ struct Placed {
 }
 
 /// The `.ani` file being written (`$animblocksize`), laid out as the 2006 SDK's
-/// `WriteAnimations` lays it out: a `studiohdr_t`-sized header (`IDAG`), then the animations in
+/// `WriteAnimations` lays it out: a `studiohdr_t`-sized header (`IDAG`; only the id, version and
+/// length set, as the SDK's `WriteModelFiles` sets them: the rest, checksum included, stays 0;
+/// the engine's loader is not public, so whether a later compiler sets more is not known), then
+/// the animations in
 /// order, each 16-aligned; an animation that would take its block past the block size starts a
 /// new block instead, and every block starts on a 512-byte boundary (the SDK's "align each anim
 /// block to 512 for fast io"); the last block ends on one too. Block 0 is the MDL itself and
