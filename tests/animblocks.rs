@@ -4,9 +4,12 @@
 //!
 //! The same model is built with and without `$animblocksize`; what the engine decodes from the
 //! `.ani` must be what it decodes from the MDL-only build, frame by frame, bit for bit (the
-//! encoding is the same, only its place changes), IK rules included. The layout rules (blocks
-//! on 512-byte boundaries, a new block when the next animation would overflow) come from the
-//! 2006 SDK's `write.cpp`; the MDL is also read by valvemdl and srctools.
+//! encoding is the same, only its place changes), IK rules included. The layout rules (a new
+//! block when the next animation would overflow it) come from the 2006 SDK's `write.cpp`; the
+//! header, the first block at 416, blocks not padded, `animblockikruleindex` 0 without rules
+//! are what Valve's own v48 builds show (Half-Life 2's `classic_torso.mdl`/`.ani` and
+//! `gman_posture1.mdl`/`.ani`, read with mdlc's reader); the MDL is also read by valvemdl and
+//! srctools.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -115,23 +118,24 @@ fn the_ani_holds_what_the_mdl_would() {
     let m = read::read_mdl_ani(mdl, Some(ani)).unwrap();
     assert!(dir.join("out/test/blocks.ani").is_file());
 
-    // the .ani: a studiohdr_t-sized IDAG header with its length, blocks on 512-byte
-    // boundaries one after the other, the last ending the file
+    // the .ani: a studiohdr_t-sized IDAG header with its length and nothing else, blocks one
+    // after the other from 416 (the header rounded up to 16), the last ending the file, as in
+    // Valve's builds
     assert_eq!(&ani[0..4], b"IDAG");
     assert_eq!(i32_at(ani, 4), 48);
     assert_eq!(i32_at(ani, 76) as usize, ani.len());
-    assert_eq!(ani.len() % 512, 0);
+    assert!(ani[8..76].iter().chain(&ani[80..408]).all(|&x| x == 0));
     assert_eq!(m.ani_name, "models/test/blocks.ani");
     let blocks = &m.anim_blocks;
     assert!(blocks.len() > 3, "{} blocks", blocks.len());
     assert_eq!((blocks[0].datastart, blocks[0].dataend), (0, 0));
-    assert_eq!(blocks[1].datastart, 512);
+    assert_eq!(blocks[1].datastart, 416);
     for w in blocks[1..].windows(2) {
         assert_eq!(w[0].dataend, w[1].datastart);
     }
     assert_eq!(blocks.last().unwrap().dataend as usize, ani.len());
     for b in &blocks[1..] {
-        assert_eq!(b.datastart % 512, 0);
+        assert_eq!(b.datastart % 16, 0);
     }
 
     // every animation is in a block above 0, and a block goes over 2 KB only with its first
@@ -145,6 +149,13 @@ fn the_ani_holds_what_the_mdl_would() {
             a.rec.animblock
         );
         assert_eq!(a.rec.ikruleindex, 0);
+        // in the block with rules, 0 without (Valve's builds)
+        assert_eq!(
+            a.rec.animblockikruleindex != 0,
+            !a.ikrules.is_empty(),
+            "`{}`",
+            a.name
+        );
         assert!(a.chains.iter().all(|c| c.animblock == a.rec.animblock));
     }
     for (k, b) in blocks.iter().enumerate().skip(1) {
@@ -155,8 +166,8 @@ fn the_ani_holds_what_the_mdl_would() {
             .count();
         assert!(held >= 1, "block {k} holds no animation");
         if held > 1 {
-            // at most 2 KB of data, then the padding to the next 512-byte boundary
-            assert!(b.dataend - b.datastart <= 2048 + 511, "block {k}: {b:?}");
+            // at most 2 KB, and up to 15 bytes of alignment before the next block
+            assert!(b.dataend - b.datastart <= 2048 + 15, "block {k}: {b:?}");
         }
     }
     let long = m.animations.iter().find(|a| a.name == "@long").unwrap();

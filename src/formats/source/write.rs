@@ -268,21 +268,21 @@ struct Placed {
     ik: i32,
 }
 
-/// The `.ani` file being written (`$animblocksize`), laid out as the 2006 SDK's
-/// `WriteAnimations` lays it out: a `studiohdr_t`-sized header (`IDAG`; only the id, version and
-/// length set, as the SDK's `WriteModelFiles` sets them: the rest, checksum included, stays 0;
-/// the engine's loader is not public, so whether a later compiler sets more is not known), then
-/// the animations in
-/// order, each 16-aligned; an animation that would take its block past the block size starts a
-/// new block instead, and every block starts on a 512-byte boundary (the SDK's "align each anim
-/// block to 512 for fast io"); the last block ends on one too. Block 0 is the MDL itself and
-/// its table entry stays zero.
+/// The `.ani` file being written (`$animblocksize`): a `studiohdr_t`-sized header (`IDAG`; only
+/// the id, version and length set, the rest, checksum included, 0), then the animations in
+/// order, each 16-aligned with its IK rules after it; an animation that would take its block
+/// past the block size starts a new block instead (the 2006 SDK's `WriteAnimations`). Block 0
+/// is the MDL itself and its table entry stays zero. Valve's own v48 builds (Half-Life 2's
+/// `classic_torso` and `gman_posture1` with their `.ani`) start the first block at 416, the
+/// header rounded up to 16, do not pad blocks to 512 bytes as the 2006 SDK's Xbox-minded code
+/// does, end the last block where its data ends, and write the header as described; mdlc does
+/// the same. (Those builds also spread a long animation's sections over several blocks; mdlc
+/// keeps an animation's sections in one block, which the engine reads the same way.)
 pub struct AniFile {
     size: usize,
     pub bytes: Vec<u8>,
     /// `(datastart, dataend)` per block, entry 0 unused.
     pub blocks: Vec<(usize, usize)>,
-    placed: usize,
 }
 
 impl AniFile {
@@ -291,12 +291,11 @@ impl AniFile {
             size,
             bytes: vec![0; StudioHdr::SIZE],
             blocks: vec![(0, 0)],
-            placed: 0,
         }
     }
 
     /// Places one animation's chains and IK rules; returns its block and offsets.
-    fn place(&mut self, a: &super::model::PAnim, count: usize) -> (i32, Placed) {
+    fn place(&mut self, a: &super::model::PAnim) -> (i32, Placed) {
         // the animation's data as one piece, laid out from a 16-aligned start
         let mut d = Out::default();
         let mut chains = Vec::with_capacity(a.encoded.chains.len());
@@ -316,23 +315,15 @@ impl AniFile {
             .last()
             .is_some_and(|b| at16 + d.pos() - b.0 > self.size);
         let first = self.blocks.len() == 1;
-        let start = if first || over {
-            let s = at16.next_multiple_of(512);
+        let start = at16;
+        if first || over {
             if let Some(last) = self.blocks.last_mut().filter(|_| !first) {
-                last.1 = s;
+                last.1 = start;
             }
-            self.blocks.push((s, s));
-            s
-        } else {
-            at16
-        };
+            self.blocks.push((start, start));
+        }
         self.bytes.resize(start, 0);
         self.bytes.extend_from_slice(&d.bytes);
-        self.placed += 1;
-        if self.placed == count {
-            let end = self.bytes.len().next_multiple_of(512);
-            self.bytes.resize(end, 0);
-        }
         let block = self.blocks.len() - 1;
         let base = self.blocks.last().map_or(0, |b| b.0);
         if let Some(last) = self.blocks.last_mut() {
@@ -352,9 +343,10 @@ impl AniFile {
 /// Each animation's first frame for the bones with `BONE_HAS_SAVEFRAME_*`, kept in the MDL for
 /// the engine to show while the animation's block loads (`CalcZeroframeData`,
 /// source-sdk-2013 `public/bone_setup.cpp`): per bone in order, a Vector48 position, then a
-/// Quaternion64 rotation. One frame (`zeroframecount` 1), as the 2006 SDK keeps one; how many a
-/// later Valve compiler keeps is not known, and one is what the engine reads without
-/// interpolating. The values are the frame's local pose, or its delta for a delta animation,
+/// Quaternion64 rotation. One frame (`zeroframecount` 1), as the 2006 SDK keeps one, and what the
+/// engine reads without interpolating. Valve's v48 builds keep up to 3 samples, usually 9 frames
+/// apart (Half-Life 2's `male_shared`), by a rule not fully established (the note on issue 16
+/// gives the figures). The values are the frame's local pose, or its delta for a delta animation,
 /// as the SDK takes them from the animation's first frame.
 fn write_zero_frames(
     plan: &SourceModel,
@@ -413,11 +405,14 @@ fn write_animation_side(
     for (a, &at) in ap.anims.iter().zip(&anim_at) {
         match ani.as_mut() {
             Some(ani) => {
-                let (block, data) = ani.place(a, ap.anims.len());
+                let (block, data) = ani.place(a);
                 o.put_at(at + 52, &block); // animblock
                 o.put_at(at + 56, &data.chains.first().copied().unwrap_or(data.ik)); // animindex
-                o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
-                o.put_at(at + 68, &data.ik); // animblockikruleindex
+                if !a.ikrules.is_empty() {
+                    // 0 without rules, as in Valve's builds (the 2006 SDK sets it anyway)
+                    o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
+                    o.put_at(at + 68, &data.ik); // animblockikruleindex
+                }
                 if a.encoded.section_frames != 0 {
                     o.align(4);
                     o.put_at(at + 80, &((o.pos() - at) as i32)); // sectionindex
