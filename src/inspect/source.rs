@@ -27,9 +27,8 @@ fn read_mdl(path: &Path, fs: &dyn Fs) -> Result<source::read::Mdl, String> {
     let bytes = fs
         .read(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let has_blocks = bytes
-        .get(352..356)
-        .is_some_and(|n| i32::from_le_bytes([n[0], n[1], n[2], n[3]]) > 1);
+    let has_blocks = source::records::read::<source::records::StudioHdr>(&bytes, 0, "header")
+        .is_ok_and(|h| h.numanimblocks > 1);
     let ani_path = sibling(path, "ani");
     let ani = if has_blocks {
         fs.read(&ani_path).ok()

@@ -97,22 +97,23 @@ pub fn zero_frame(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<ZeroFrame>, S
             .and_then(|end| mdl.bytes.get(at..end))
             .ok_or_else(|| format!("the zero frames at offset {at} run past the end of the MDL"))
     };
+    // the first of a bone's `n` samples of `size` bytes at `at`, which moves past all of them
+    let first = |at: &mut usize, size: usize| -> Result<&[u8], String> {
+        let v = take(*at, size * n)?;
+        *at += size * n;
+        Ok(&v[..size])
+    };
+    let bad = |_| "a zero-frame sample of the wrong size".to_string();
     let mut out = Vec::with_capacity(mdl.bones.len());
     for b in &mdl.bones {
         let mut z: ZeroFrame = (None, None);
         if b.rec.flags & POS != 0 {
-            let v = take(at, 6 * n)?;
-            let mut x = [0u8; 6];
-            x.copy_from_slice(&v[..6]);
-            z.0 = Some(animcodec::vector48_decode(x));
-            at += 6 * n;
+            let v = first(&mut at, 6)?;
+            z.0 = Some(animcodec::vector48_decode(v.try_into().map_err(bad)?));
         }
         if b.rec.flags & ROT != 0 {
-            let v = take(at, 8 * n)?;
-            let mut x = [0u8; 8];
-            x.copy_from_slice(&v[..8]);
-            z.1 = Some(animcodec::quat64_decode(x));
-            at += 8 * n;
+            let v = first(&mut at, 8)?;
+            z.1 = Some(animcodec::quat64_decode(v.try_into().map_err(bad)?));
         }
         out.push(z);
     }
