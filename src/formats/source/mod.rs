@@ -39,6 +39,25 @@ pub fn compile(
 ) -> Option<Vec<(String, Vec<u8>)>> {
     let plan: model::SourceModel = prepare::prepare(model, diags)?;
     let (mut mdl, ani) = write::write_mdl(&plan);
+    // the engine keeps at most 256 anim blocks, the MDL itself included (`MAXSTUDIOANIMBLOCKS`);
+    // checked before the other files are made
+    if let (Some(ani), Some(n)) = (&ani, &model.anim_block_size) {
+        if ani.blocks.len() > 256 {
+            diags.push(
+                Diagnostic::new(
+                    crate::diag::Code::SourceAnimLimit,
+                    format!(
+                        "the animations need {} blocks of this size; Source reads at most 255",
+                        ani.blocks.len() - 1
+                    ),
+                    n.span.span(),
+                    "this block size",
+                )
+                .with_note("give a larger `$animblocksize`"),
+            );
+            return None;
+        }
+    }
     let check = write::checksum(&mdl);
     let len = mdl.len() as i32;
     if let Some(f) = mdl.get_mut(8..12) {
@@ -59,24 +78,6 @@ pub fn compile(
         ));
     }
     if let Some(ani) = ani {
-        // the engine keeps at most 256 blocks, the MDL itself included (`MAXSTUDIOANIMBLOCKS`)
-        if ani.blocks.len() > 256 {
-            if let Some(n) = &model.anim_block_size {
-                diags.push(
-                    Diagnostic::new(
-                        crate::diag::Code::SourceAnimLimit,
-                        format!(
-                            "the animations need {} blocks of this size; Source reads at most 255",
-                            ani.blocks.len() - 1
-                        ),
-                        n.span.span(),
-                        "this block size",
-                    )
-                    .with_note("give a larger `$animblocksize`"),
-                );
-            }
-            return None;
-        }
         out.push((format!("{stem}.ani"), ani.bytes));
     }
     if let Some(p) = &plan.physics {
