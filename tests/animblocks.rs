@@ -220,10 +220,11 @@ fn the_ani_holds_what_the_mdl_would() {
 }
 
 /// Without `$bonesaveframe`, every bone keeps its rotation and the root and the bones that
-/// move more than 2 units their position too (the 2006 SDK's rule); the zero frame is each
-/// animation's first frame as the engine decodes it.
+/// move more than 2 units their position too (the 2006 SDK's rule); the zero frames are
+/// frames 0, span, 2·span of each animation as the engine decodes them, as many and as far
+/// apart as in Valve's v48 builds.
 #[test]
-fn zero_frames_are_first_frames() {
+fn zero_frames_are_frames_span_apart() {
     let dir = project("zero", "$animblocksize 64", 0);
     let (files, _) = compile(&dir);
     let m = read::read_mdl_ani(file(&files, ".mdl"), Some(file(&files, ".ani"))).unwrap();
@@ -247,34 +248,57 @@ fn zero_frames_are_first_frames() {
         ]
     );
     assert_eq!(m.anim_blocks.len(), 2, "all in one 64 KB block");
+    // (frames, looping) → (span, count), as Valve's v48 builds keep them (Half-Life 2's
+    // `male_shared`: 5 → (4, 1), 40 → (9, 3), looping 200 → (9, 3); see
+    // `zero_frame_sampling_is_valves` in write.rs for the whole table)
+    let mut seen = Vec::new();
     for (i, a) in m.animations.iter().enumerate() {
-        assert_eq!((a.rec.zeroframecount, a.rec.zeroframespan), (1, 0));
-        let z = pose::zero_frame(&m, a).unwrap();
-        let first = pose::decode_anim(&m.bytes, &m, i, 0.0).unwrap();
-        assert_eq!(z.len(), m.bones.len());
-        for (b, (zf, d)) in z.iter().zip(&first).enumerate() {
-            let want_pos = flags[b].1 & SAVE_POS != 0;
-            assert_eq!(zf.0.is_some(), want_pos);
-            assert!(zf.1.is_some());
-            if let Some(p) = zf.0 {
-                // a Vector48 holds 11 significant bits
-                let eps = d.pos.iter().fold(0.02f32, |e, v| e.max(v.abs() / 1000.0));
-                assert!(
-                    close(&p, &d.pos, eps),
-                    "`{}` bone {b}: {p:?} {:?}",
-                    a.name,
-                    d.pos
-                );
-            }
-            if let Some(q) = zf.1 {
-                assert!(
-                    quat_close(q, d.quat, 2e-4),
-                    "`{}` bone {b}: {q:?} {:?}",
-                    a.name,
-                    d.quat
-                );
+        let z = pose::zero_frames(&m, a).unwrap();
+        let span = a.rec.zeroframespan as usize;
+        seen.push((
+            a.name.clone(),
+            a.rec.numframes,
+            a.rec.zeroframespan,
+            a.rec.zeroframecount,
+        ));
+        assert_eq!(z.len(), a.rec.zeroframecount as usize);
+        for (k, z) in z.iter().enumerate() {
+            let frame = pose::decode_anim(&m.bytes, &m, i, (k * span) as f32).unwrap();
+            assert_eq!(z.len(), m.bones.len());
+            for (b, (zf, d)) in z.iter().zip(&frame).enumerate() {
+                let want_pos = flags[b].1 & SAVE_POS != 0;
+                assert_eq!(zf.0.is_some(), want_pos);
+                assert!(zf.1.is_some());
+                if let Some(p) = zf.0 {
+                    // a Vector48 holds 11 significant bits
+                    let eps = d.pos.iter().fold(0.02f32, |e, v| e.max(v.abs() / 1000.0));
+                    assert!(
+                        close(&p, &d.pos, eps),
+                        "`{}` sample {k} bone {b}: {p:?} {:?}",
+                        a.name,
+                        d.pos
+                    );
+                }
+                if let Some(q) = zf.1 {
+                    assert!(
+                        quat_close(q, d.quat, 2e-4),
+                        "`{}` sample {k} bone {b}: {q:?} {:?}",
+                        a.name,
+                        d.quat
+                    );
+                }
             }
         }
+    }
+    let got: Vec<(&str, i32, i16, i16)> =
+        seen.iter().map(|s| (s.0.as_str(), s.1, s.2, s.3)).collect();
+    for want in [
+        ("@idle", 1, 0, 1),
+        ("@walk", 5, 4, 1),
+        ("@med", 40, 9, 3),
+        ("@long", 200, 9, 3),
+    ] {
+        assert!(got.contains(&want), "{want:?} not in {got:?}");
     }
     let walk_delta = m
         .animations
@@ -304,7 +328,7 @@ fn bonesaveframe_chooses_the_bones() {
         .collect();
     assert_eq!(flags, [0, SAVE_POS, 0, 0, 0, SAVE_POS | SAVE_ROT]);
     for a in &m.animations {
-        let z = pose::zero_frame(&m, a).unwrap();
+        let z = pose::zero_frames(&m, a).unwrap().swap_remove(0);
         let kept: Vec<(bool, bool)> = z.iter().map(|x| (x.0.is_some(), x.1.is_some())).collect();
         assert_eq!(
             kept,

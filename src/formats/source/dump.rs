@@ -1178,7 +1178,10 @@ fn anim_text(s: &mut String, m: &Mdl, i: usize, a: &RAnim) {
         flags_text(r.flags, SEQ_FLAGS),
         r.numikrules,
         if r.animblock > 0 || r.zeroframecount > 0 {
-            format!("  block {}  zero frames {}", r.animblock, r.zeroframecount)
+            format!(
+                "  block {}  zero frames {} span {}",
+                r.animblock, r.zeroframecount, r.zeroframespan
+            )
         } else {
             String::new()
         }

@@ -415,7 +415,7 @@ pub fn anim_problems(m: &read::Mdl) -> Vec<String> {
                 None => {}
             }
         }
-        if let Err(e) = pose::zero_frame(m, a) {
+        if let Err(e) = pose::zero_frames(m, a) {
             p.push(format!("{what}: {e}"));
         }
     }

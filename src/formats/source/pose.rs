@@ -72,11 +72,11 @@ pub fn chain_for_frame(
 /// One bone's zero frame: the saved position and rotation, each when the bone keeps it.
 pub type ZeroFrame = (Option<[f32; 3]>, Option<[f32; 4]>);
 
-/// The zero frame of an animation (`source-animation.md` 3.5; source-sdk-2013 `bone_setup.cpp`,
-/// `CalcZeroframeData`), per bone: what the engine shows while the animation's `.ani` block is
-/// loading. With several samples (`zeroframecount` > 1) the first. Empty when the animation has
-/// none.
-pub fn zero_frame(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<ZeroFrame>, String> {
+/// The zero frames of an animation (`source-animation.md` 3.5; source-sdk-2013 `bone_setup.cpp`,
+/// `CalcZeroframeData`): what the engine shows while the animation's `.ani` block is loading,
+/// `zeroframecount` samples `zeroframespan` frames apart, each per bone. Empty when the
+/// animation has none.
+pub fn zero_frames(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<Vec<ZeroFrame>>, String> {
     const POS: i32 = super::model::BONE_HAS_SAVEFRAME_POS;
     const ROT: i32 = super::model::BONE_HAS_SAVEFRAME_ROT;
     let Some(mut at) = a.zero_frame else {
@@ -84,11 +84,11 @@ pub fn zero_frame(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<ZeroFrame>, S
     };
     let n = usize::try_from(a.rec.zeroframecount)
         .ok()
-        .filter(|&n| n > 0)
+        .filter(|&n| n > 0 && (n == 1 || a.rec.zeroframespan > 0))
         .ok_or_else(|| {
             format!(
-                "zeroframeindex {} with zeroframecount {}",
-                a.rec.zeroframeindex, a.rec.zeroframecount
+                "zeroframeindex {} with zeroframecount {} and zeroframespan {}",
+                a.rec.zeroframeindex, a.rec.zeroframecount, a.rec.zeroframespan
             )
         })?;
     let take = |at: usize, len: usize| {
@@ -97,25 +97,25 @@ pub fn zero_frame(mdl: &Mdl, a: &super::read::RAnim) -> Result<Vec<ZeroFrame>, S
             .and_then(|end| mdl.bytes.get(at..end))
             .ok_or_else(|| format!("the zero frames at offset {at} run past the end of the MDL"))
     };
-    // the first of a bone's `n` samples of `size` bytes at `at`, which moves past all of them
-    let first = |at: &mut usize, size: usize| -> Result<&[u8], String> {
+    // a bone's `n` samples of `size` bytes at `at`, which moves past them
+    let samples = |at: &mut usize, size: usize| -> Result<std::slice::Chunks<'_, u8>, String> {
         let v = take(*at, size * n)?;
         *at += size * n;
-        Ok(&v[..size])
+        Ok(v.chunks(size))
     };
     let bad = |_| "a zero-frame sample of the wrong size".to_string();
-    let mut out = Vec::with_capacity(mdl.bones.len());
-    for b in &mdl.bones {
-        let mut z: ZeroFrame = (None, None);
-        if b.rec.flags & POS != 0 {
-            let v = first(&mut at, 6)?;
-            z.0 = Some(animcodec::vector48_decode(v.try_into().map_err(bad)?));
+    let mut out = vec![vec![(None, None); mdl.bones.len()]; n];
+    for (b, bone) in mdl.bones.iter().enumerate() {
+        if bone.rec.flags & POS != 0 {
+            for (k, v) in samples(&mut at, 6)?.enumerate() {
+                out[k][b].0 = Some(animcodec::vector48_decode(v.try_into().map_err(bad)?));
+            }
         }
-        if b.rec.flags & ROT != 0 {
-            let v = first(&mut at, 8)?;
-            z.1 = Some(animcodec::quat64_decode(v.try_into().map_err(bad)?));
+        if bone.rec.flags & ROT != 0 {
+            for (k, v) in samples(&mut at, 8)?.enumerate() {
+                out[k][b].1 = Some(animcodec::quat64_decode(v.try_into().map_err(bad)?));
+            }
         }
-        out.push(z);
     }
     Ok(out)
 }

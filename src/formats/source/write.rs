@@ -340,14 +340,32 @@ impl AniFile {
     }
 }
 
-/// Each animation's first frame for the bones with `BONE_HAS_SAVEFRAME_*`, kept in the MDL for
-/// the engine to show while the animation's block loads (`CalcZeroframeData`,
-/// source-sdk-2013 `public/bone_setup.cpp`): per bone in order, a Vector48 position, then a
-/// Quaternion64 rotation. One frame (`zeroframecount` 1), as the 2006 SDK keeps one, and what the
-/// engine reads without interpolating. Valve's v48 builds keep up to 3 samples, usually 9 frames
-/// apart (Half-Life 2's `male_shared`), by a rule not fully established (the note on issue 16
-/// gives the figures). The values are the frame's local pose, or its delta for a delta animation,
-/// as the SDK takes them from the animation's first frame.
+/// How many zero-frame samples an animation of `num_frames` frames keeps, and how many frames
+/// apart: `(zeroframespan, zeroframecount)`. The 2006 SDK keeps one; this is the rule Valve's
+/// v48 builds follow, established from Half-Life 2's `male_shared` (663 animations, all but one
+/// fit the rule below, and the samples decode equal to frames 0, span, 2·span): up to 9 frames
+/// apart (half the animation when it loops, whose last frame repeats its first) and at most 3,
+/// all inside the animation. The one animation the plain rule does not fit, a 4-frame looping
+/// one, keeps one sample 1 frame apart; mdlc keeps one whenever the span is under 2, which is
+/// that case and the 3-frame looping one (not seen).
+pub(crate) fn zero_frame_sampling(num_frames: usize, looping: bool) -> (usize, usize) {
+    if num_frames <= 2 {
+        return (0, 1);
+    }
+    let last = num_frames - 1;
+    let span = if looping { last / 2 } else { last }.min(9);
+    if span < 2 {
+        return (span, 1);
+    }
+    (span, (last / span).min(3))
+}
+
+/// The zero frames of each animation for the bones with `BONE_HAS_SAVEFRAME_*`, kept in the MDL
+/// for the engine to show while the animation's block loads (`CalcZeroframeData`,
+/// source-sdk-2013 `public/bone_setup.cpp`, which splines between the samples): per bone in
+/// order, its Vector48 positions, then its Quaternion64 rotations, one per sample
+/// ([`zero_frame_sampling`]; sample k is frame k·span). The values are the frame's local pose,
+/// or its delta for a delta animation, as the SDK takes them.
 fn write_zero_frames(
     plan: &SourceModel,
     blocks: &super::model::AnimBlocks,
@@ -356,18 +374,25 @@ fn write_zero_frames(
 ) {
     let nb = plan.bones.len();
     for (a, &at) in plan.anim.anims.iter().zip(anim_at) {
+        let (span, count) = zero_frame_sampling(a.num_frames, a.flags & super::anim::LOOPING != 0);
         o.align(4);
-        o.put_at(at + 88, &0i16); // zeroframespan
-        o.put_at(at + 90, &1i16); // zeroframecount
+        o.put_at(at + 88, &(span as i16)); // zeroframespan
+        o.put_at(at + 90, &(count as i16)); // zeroframecount
         o.put_at(at + 92, &((o.pos() - at) as i32)); // zeroframeindex
+        let pose =
+            |k: usize, b: usize| a.frames.get(k * span * nb + b).copied().unwrap_or_default();
         for (b, &(pos, rot)) in blocks.save.iter().enumerate().take(nb) {
-            let p = a.frames.get(b).copied().unwrap_or_default();
             if pos {
-                o.bytes.extend_from_slice(&animcodec::vector48(p.pos));
+                for k in 0..count {
+                    o.bytes
+                        .extend_from_slice(&animcodec::vector48(pose(k, b).pos));
+                }
             }
             if rot {
-                o.bytes
-                    .extend_from_slice(&animcodec::quat64(math::euler_quat(p.rot)));
+                for k in 0..count {
+                    o.bytes
+                        .extend_from_slice(&animcodec::quat64(math::euler_quat(pose(k, b).rot)));
+                }
             }
         }
     }
@@ -1244,4 +1269,103 @@ pub fn write_vtx(plan: &SourceModel, variant: Variant, check: i32) -> Vec<u8> {
         });
     }
     o.bytes
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every (frames, looping) pair of Half-Life 2's `male_shared.mdl` (Valve's v48 build, read
+    /// with mdlc's reader; the samples decode equal to frames 0, span, 2·span) with the
+    /// `zeroframespan` and `zeroframecount` Valve wrote for it.
+    #[test]
+    fn zero_frame_sampling_is_valves() {
+        let valve: &[(usize, bool, usize, usize)] = &[
+            (1, false, 0, 1),
+            (3, false, 2, 1),
+            (6, false, 5, 1),
+            (7, false, 6, 1),
+            (8, false, 7, 1),
+            (11, false, 9, 1),
+            (14, false, 9, 1),
+            (15, false, 9, 1),
+            (16, false, 9, 1),
+            (18, false, 9, 1),
+            (19, false, 9, 2),
+            (20, false, 9, 2),
+            (21, false, 9, 2),
+            (22, false, 9, 2),
+            (25, false, 9, 2),
+            (26, false, 9, 2),
+            (29, false, 9, 3),
+            (30, false, 9, 3),
+            (31, false, 9, 3),
+            (32, false, 9, 3),
+            (36, false, 9, 3),
+            (38, false, 9, 3),
+            (39, false, 9, 3),
+            (40, false, 9, 3),
+            (41, false, 9, 3),
+            (42, false, 9, 3),
+            (44, false, 9, 3),
+            (46, false, 9, 3),
+            (49, false, 9, 3),
+            (50, false, 9, 3),
+            (51, false, 9, 3),
+            (53, false, 9, 3),
+            (56, false, 9, 3),
+            (57, false, 9, 3),
+            (61, false, 9, 3),
+            (63, false, 9, 3),
+            (65, false, 9, 3),
+            (67, false, 9, 3),
+            (71, false, 9, 3),
+            (76, false, 9, 3),
+            (77, false, 9, 3),
+            (79, false, 9, 3),
+            (92, false, 9, 3),
+            (101, false, 9, 3),
+            (105, false, 9, 3),
+            (106, false, 9, 3),
+            (116, false, 9, 3),
+            (121, false, 9, 3),
+            (139, false, 9, 3),
+            (151, false, 9, 3),
+            (161, false, 9, 3),
+            (247, false, 9, 3),
+            (2343, false, 9, 3),
+            (1, true, 0, 1),
+            (2, true, 0, 1),
+            (4, true, 1, 1),
+            (8, true, 3, 2),
+            (11, true, 5, 2),
+            (13, true, 6, 2),
+            (17, true, 8, 2),
+            (18, true, 8, 2),
+            (19, true, 9, 2),
+            (21, true, 9, 2),
+            (27, true, 9, 2),
+            (29, true, 9, 3),
+            (31, true, 9, 3),
+            (35, true, 9, 3),
+            (36, true, 9, 3),
+            (41, true, 9, 3),
+            (42, true, 9, 3),
+            (51, true, 9, 3),
+            (60, true, 9, 3),
+            (61, true, 9, 3),
+            (81, true, 9, 3),
+            (121, true, 9, 3),
+            (150, true, 9, 3),
+            (151, true, 9, 3),
+            (181, true, 9, 3),
+            (226, true, 9, 3),
+            (280, true, 9, 3),
+        ];
+        for &(frames, looping, span, count) in valve {
+            assert_eq!(
+                super::zero_frame_sampling(frames, looping),
+                (span, count),
+                "{frames} frames, looping {looping}"
+            );
+        }
+    }
 }
