@@ -34,3 +34,56 @@ pub fn spare_threads(jobs: usize) -> usize {
     let workers = PROJECT_WORKERS.load(std::sync::atomic::Ordering::Relaxed);
     (1 + cores().saturating_sub(workers.max(1))).min(jobs)
 }
+
+/// `f` applied to every item on up to `threads` threads (this one among them), each taking the
+/// next item when it has finished one; the results in the items' order, whatever the threads.
+/// Give the largest items first: the last to start then finish closest together.
+pub fn map_parallel<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            out.push((i, f(item)));
+        }
+        out
+    };
+    let mut done = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut done = work();
+        for t in others {
+            done.extend(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn map_parallel_keeps_the_order() {
+        let items: Vec<u64> = (0..1000).collect();
+        for threads in [1, 2, 3, 8] {
+            let out = super::map_parallel(&items, threads, |&x| {
+                // uneven work, so that threads finish out of order
+                (0..x % 7 * 1000).fold(x, |a, b| a.wrapping_add(b)) % 1_000_003
+            });
+            let want: Vec<u64> = items
+                .iter()
+                .map(|&x| (0..x % 7 * 1000).fold(x, |a, b| a.wrapping_add(b)) % 1_000_003)
+                .collect();
+            assert_eq!(out, want, "{threads} threads");
+        }
+    }
+}

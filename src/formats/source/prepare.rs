@@ -1205,6 +1205,10 @@ fn procedural_bones(
         .collect()
 }
 
+/// Below this many triangles (all variants, models, LODs and meshes together) the strips are
+/// built on this thread alone: a thread costs more than it saves.
+const PARALLEL_STRIP_TRIS: usize = 60_000;
+
 fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) -> Vec<VtxStrips> {
     let models: Vec<&PModel> = body_parts.iter().flat_map(|b| b.models.iter()).collect();
     // which vertices move, per model and mesh: once, for every variant and LOD
@@ -1212,23 +1216,64 @@ fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) ->
         .iter()
         .map(|m| m.meshes.iter().map(PMesh::flexed).collect())
         .collect();
+    // One job per variant, model, LOD and mesh, each independent of the others: built on the
+    // spare cores, largest first, and put back in order.
+    let tris = |m: usize, l: usize, k: usize| {
+        models[m].meshes[k]
+            .lod_tris
+            .get(l)
+            .map_or(&[][..], Vec::as_slice)
+    };
+    let mut jobs: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for v in 0..Variant::ALL.len() {
+        for (m, model) in models.iter().enumerate() {
+            for l in 0..num_lods {
+                for k in 0..model.meshes.len() {
+                    jobs.push((v, m, l, k));
+                }
+            }
+        }
+    }
+    let total: usize = jobs.iter().map(|&(_, m, l, k)| tris(m, l, k).len()).sum();
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&j| {
+        let (_, m, l, k) = jobs[j];
+        std::cmp::Reverse(tris(m, l, k).len())
+    });
+    let threads = if total < PARALLEL_STRIP_TRIS {
+        1
+    } else {
+        crate::threads::spare_threads(jobs.len())
+    };
+    let built = crate::threads::map_parallel(&order, threads, |&j| {
+        let (v, m, l, k) = jobs[j];
+        let mesh = &models[m].meshes[k];
+        let variant = Variant::ALL[v];
+        strips::build(
+            &mesh.vertices,
+            tris(m, l, k),
+            &flexed[m][k],
+            variant,
+            static_prop,
+        )
+    });
+    let mut slots: Vec<Option<Vec<super::model::Group>>> = (0..jobs.len()).map(|_| None).collect();
+    for (&j, groups) in order.iter().zip(built) {
+        slots[j] = Some(groups);
+    }
+    let mut slots = slots.into_iter().map(Option::unwrap_or_default);
     Variant::ALL
         .into_iter()
         .map(|variant| VtxStrips {
             variant,
             groups: models
                 .iter()
-                .zip(&flexed)
-                .map(|(m, moved)| {
+                .map(|m| {
                     (0..num_lods)
-                        .map(|l| {
+                        .map(|_| {
                             m.meshes
                                 .iter()
-                                .zip(moved)
-                                .map(|(mesh, moved)| {
-                                    let tris = mesh.lod_tris.get(l).map_or(&[][..], Vec::as_slice);
-                                    strips::build(&mesh.vertices, tris, moved, variant, static_prop)
-                                })
+                                .map(|_| slots.next().unwrap_or_default())
                                 .collect()
                         })
                         .collect()
