@@ -260,18 +260,42 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     let mut weighted = vec![false; nbones_ir];
     for &mid in &used_meshes {
         let Some(mm) = model.mesh(mid) else { continue };
-        let mut lost = 0usize;
-        let mut largest = 0.0f32;
-        for t in &mm.mesh.triangles {
-            let (cs, l, d) = corners_in(mm, t);
-            lost += l;
-            largest = largest.max(d);
-            for c in &cs {
-                for w in &c.weights {
-                    if let Some(u) = weighted.get_mut(w.0.index()) {
-                        *u = true;
+        // corners that lose links, the largest weight dropped, the bones linked: per piece of
+        // the mesh (on the spare cores for a large one), then together
+        let scan = |tris: &&[crate::ir::Triangle]| {
+            let mut lost = 0usize;
+            let mut largest = 0.0f32;
+            let mut linked = vec![false; nbones_ir];
+            for t in tris.iter() {
+                let (cs, l, d) = corners_in(mm, t);
+                lost += l;
+                largest = largest.max(d);
+                for c in &cs {
+                    for w in &c.weights {
+                        if let Some(u) = linked.get_mut(w.0.index()) {
+                            *u = true;
+                        }
                     }
                 }
+            }
+            (lost, largest, linked)
+        };
+        let tris = &mm.mesh.triangles;
+        let threads = if tris.len() < PARALLEL_CORNER_TRIS {
+            1
+        } else {
+            crate::threads::spare_threads(usize::MAX)
+        };
+        let pieces: Vec<&[crate::ir::Triangle]> = tris
+            .chunks(tris.len().div_ceil(threads * 4).max(1))
+            .collect();
+        let mut lost = 0usize;
+        let mut largest = 0.0f32;
+        for (l, d, linked) in crate::threads::map_parallel(&pieces, threads, scan) {
+            lost += l;
+            largest = largest.max(d);
+            for (u, k) in weighted.iter_mut().zip(linked) {
+                *u |= k;
             }
         }
         if lost > 0 && !static_prop {
@@ -1204,6 +1228,9 @@ fn procedural_bones(
         })
         .collect()
 }
+
+/// Below this many triangles in a mesh its corners' weights are checked on this thread alone.
+const PARALLEL_CORNER_TRIS: usize = 60_000;
 
 /// Below this many triangles (all variants, models, LODs and meshes together) the strips are
 /// built on this thread alone: a thread costs more than it saves.
