@@ -98,7 +98,8 @@ struct Parsed {
 }
 
 /// Checks, parses and lowers one file (`add_text` and `check_smd` without `Sources`).
-fn parse_job(job: ParseJob) -> Parsed {
+/// `threads`: how many threads may read one long file in pieces ([`crate::smd::parse_split`]).
+fn parse_job(job: ParseJob, threads: usize) -> Parsed {
     let mut diags = Vec::new();
     let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
     if !ok {
@@ -111,7 +112,7 @@ fn parse_job(job: ParseJob) -> Parsed {
             smd: None,
         };
     }
-    let parsed = crate::smd::parse(&text, job.id);
+    let parsed = crate::smd::parse_split(&text, job.id, threads);
     let parsed_ok = !parsed.has_errors();
     diags.extend(parsed.diagnostics);
     // Lowering reads the syntax tree, not the text: a text nothing was reported about is let
@@ -387,7 +388,7 @@ impl SmdLoader<'_> {
             }
             for path in &paths {
                 if let Some(job) = self.read_job(fs, path, sources) {
-                    let parsed = parse_job(job);
+                    let parsed = parse_job(job, spare_threads(usize::MAX));
                     self.install(parsed, false, sources);
                 }
             }
@@ -410,7 +411,8 @@ impl SmdLoader<'_> {
                     Err(_) => break,
                 };
                 let Ok(job) = job else { break };
-                if done_tx.send(parse_job(job)).is_err() {
+                // the cores are taken by the parsers: one thread each
+                if done_tx.send(parse_job(job, 1)).is_err() {
                     break;
                 }
             }
@@ -493,7 +495,7 @@ impl SmdLoader<'_> {
                 sources.share(job.id, publisher.id);
                 job.id = publisher.id;
                 let size = job.bytes.len();
-                let p = parse_job(job);
+                let p = parse_job(job, spare_threads(usize::MAX));
                 let smd = p.smd.map(Arc::new);
                 // Another project reads a file on the disk again if it must show its lines
                 // (as this one does for a text it let go): only a text that cannot be read

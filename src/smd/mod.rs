@@ -10,4 +10,4 @@ pub mod parser;
 
 pub use ast::SmdFile;
 pub use lower::{lower_smd, SmdModel};
-pub use parser::{parse, Parsed};
+pub use parser::{parse, parse_split, Parsed};

@@ -85,7 +85,7 @@ struct PendingTriangle {
 }
 
 /// The set of declared bone indices, checked on every vertex and frame line.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct BoneSet {
     /// Indices 0..count, all present (the normal case: a range check is enough).
     dense: Option<usize>,
@@ -138,7 +138,7 @@ impl BoneSet {
 
 /// Counts a repeated warning per file: the first occurrence is reported, the total is added to
 /// it as a note at the end, so a file with a million slightly-off weights gets one warning.
-#[derive(Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Repeated {
     first: Option<usize>,
     count: usize,
@@ -159,9 +159,60 @@ impl Parsed {
 
 /// Parses an SMD or VTA file's text.
 pub fn parse(text: &str, file: FileId) -> Parsed {
+    parse_split(text, file, 1)
+}
+
+/// A `triangles` section at least this long is read in pieces on several threads (below it a
+/// thread costs more than it saves).
+pub const SPLIT_TRIANGLES_BYTES: usize = 4 << 20;
+
+/// [`parse`] on up to `threads` threads: a long `triangles` section is cut into that many
+/// pieces, each starting on a triangle, read side by side and joined; the result is the same
+/// as [`parse`]'s in every case (see [`Parser::split_triangles`]).
+pub fn parse_split(text: &str, file: FileId, threads: usize) -> Parsed {
+    parse_with(text, file, threads, SPLIT_TRIANGLES_BYTES)
+}
+
+fn parse_with(text: &str, file: FileId, threads: usize, split_bytes: usize) -> Parsed {
     let mut p = Parser::new(text, file);
+    p.split = (threads > 1).then_some((threads, split_bytes));
     p.run();
     p.finish()
+}
+
+/// How many line feeds `b` holds: compares 32 bytes at a time into byte counters (which the
+/// compiler turns into vector instructions), emptied before they can overflow.
+fn count_lines(b: &[u8]) -> usize {
+    let mut n = 0usize;
+    for block in b.chunks(255 * 32) {
+        let mut acc = [0u8; 32];
+        for c in block.chunks(32) {
+            for (a, &x) in acc.iter_mut().zip(c) {
+                *a += u8::from(x == b'\n');
+            }
+        }
+        n += acc.iter().map(|&a| usize::from(a)).sum::<usize>();
+    }
+    n
+}
+
+/// The start of the line after the one `at` is in (`b.len()` when there is none).
+fn next_line_start(b: &[u8], at: usize) -> usize {
+    find_newline(b, at).map_or(b.len(), |e| e + 1)
+}
+
+/// What a piece of a `triangles` section read on its own thread gives back.
+struct Piece {
+    /// Its own materials, triangles (material indices into those) and links.
+    tris: TrianglesSection,
+    /// Its diagnostics: only repeated-warning reports, or the piece is not taken.
+    diags: Vec<Diagnostic>,
+    weight_sum: Repeated,
+    duplicate_link: Repeated,
+    saw_content: bool,
+    saw_links: bool,
+    /// The start of the `end` line that closed the section inside the piece.
+    closed_at: Option<usize>,
 }
 
 /// Six decimal digits then a byte that is not one, at the start of `w` (eight bytes of text,
@@ -355,6 +406,54 @@ fn plain_line(text: &str, base: u32, out: &mut Vec<Num>) -> bool {
 }
 
 /// A vertex from its bone and the eight values after it (position, normal, uv), no links yet.
+/// Reads the lines `from..to` of a `triangles` section opened at `kw` as a parser of its own
+/// would with no triangle pending (see [`Parser::split_triangles`]); `None` when they do not all
+/// read cleanly.
+fn read_piece(
+    src: &str,
+    file: FileId,
+    kw: Span,
+    bones: Option<BoneSet>,
+    saw_links: bool,
+    from: usize,
+    to: usize,
+) -> Option<Piece> {
+    let mut p = Parser::new(src, file);
+    p.state = State::In(Section::Triangles, kw);
+    p.bones = bones;
+    p.saw_links = saw_links;
+    p.out.triangles = Some(TrianglesSection {
+        keyword: kw,
+        ..TrianglesSection::default()
+    });
+    let stop = p.lines_until(from, to);
+    let closed = !matches!(p.state, State::In(Section::Triangles, _));
+    if p.pending.is_some() || !Parser::only_repeats(&p.diags) || (stop < to && !closed) {
+        return None;
+    }
+    // the `end` line's start: the line before `stop`
+    let closed_at = closed.then(|| {
+        let b = src.as_bytes();
+        let mut at = stop.min(b.len());
+        if at > 0 && b.get(at - 1) == Some(&b'\n') {
+            at -= 1;
+        }
+        b[..at]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1)
+    });
+    Some(Piece {
+        tris: p.out.triangles.take().unwrap_or_default(),
+        diags: p.diags,
+        weight_sum: p.weight_sum,
+        duplicate_link: p.duplicate_link,
+        saw_content: p.saw_content,
+        saw_links: p.saw_links,
+        closed_at,
+    })
+}
+
 fn rigid_vertex(line: Span, bone: i32, v: [f32; 8]) -> Vertex {
     Vertex {
         bone,
@@ -396,6 +495,9 @@ struct Parser<'a> {
     saw_links: bool,
     /// Whether a `version` line was seen, even a broken one (reported on its own).
     saw_version: bool,
+    /// Threads and the least length of a `triangles` section read in pieces (see
+    /// [`parse_split`]); `None`: one thread.
+    split: Option<(usize, usize)>,
 }
 
 impl<'a> Parser<'a> {
@@ -420,6 +522,7 @@ impl<'a> Parser<'a> {
             saw_content: false,
             saw_links: false,
             saw_version: false,
+            split: None,
         }
     }
 
@@ -653,6 +756,17 @@ impl<'a> Parser<'a> {
                 // The text ends with a line break: there is no further line.
                 break;
             }
+            if let Some((threads, least)) = self.split {
+                if self.pending.is_none()
+                    && matches!(self.state, State::In(Section::Triangles, _))
+                    && len - pos >= least
+                {
+                    // once per file: a second long section is read on this thread
+                    self.split = None;
+                    pos = self.split_triangles(pos, threads);
+                    continue;
+                }
+            }
             let end = find_newline(self.src.as_bytes(), pos).unwrap_or(len);
             // The line without its `\r` (spans of a CRLF line stop before the CR).
             let mut line_end = end;
@@ -666,6 +780,172 @@ impl<'a> Parser<'a> {
             pos = end + 1;
         }
         self.end_of_file();
+    }
+
+    /// Reads the lines from `pos` up to `to` (a line start, or the end of the text), stopping
+    /// after a line that closes the `triangles` section. Returns where it stopped.
+    fn lines_until(&mut self, mut pos: usize, to: usize) -> usize {
+        let bytes = self.src.as_bytes();
+        let len = bytes.len();
+        while pos < to {
+            let end = find_newline(bytes, pos).unwrap_or(len);
+            let mut line_end = end;
+            if line_end > pos && bytes.get(line_end - 1) == Some(&b'\r') {
+                line_end -= 1;
+            }
+            self.line(Span::new(pos as u32, line_end as u32));
+            pos = (end + 1).min(len);
+            if !matches!(self.state, State::In(Section::Triangles, _)) {
+                break;
+            }
+        }
+        pos
+    }
+
+    /// Whether every diagnostic from `from` on is a repeated-warning report (which pieces
+    /// merge); anything else means a line did not read as a clean triangle line.
+    fn only_repeats(diags: &[Diagnostic]) -> bool {
+        diags
+            .iter()
+            .all(|d| matches!(d.code, Code::SmdWeightSum | Code::SmdDuplicateLink))
+    }
+
+    /// Reads the `triangles` section that starts at `start` (no triangle pending) in
+    /// `threads` pieces: returns where this thread goes on reading line by line.
+    ///
+    /// In a section read without a word, every triangle takes four lines: the pieces are cut
+    /// where the number of lines since `start` is a multiple of four, so each starts with a
+    /// material line exactly as the one-thread reading would reach it. This thread reads the
+    /// first piece itself; the others are read by parsers of their own (same bones, no
+    /// triangle pending). A piece is taken only when everything before it read cleanly (no
+    /// diagnostic but the repeated-warning reports, which are merged as one reading makes
+    /// them, no triangle left open at its end); at the first piece that did not, or after the
+    /// `end` of the section, this thread goes on line by line from there, so any problem is
+    /// found and reported exactly as without pieces.
+    fn split_triangles(&mut self, start: usize, threads: usize) -> usize {
+        let bytes = self.src.as_bytes();
+        let len = bytes.len();
+        let State::In(Section::Triangles, kw) = self.state else {
+            return start;
+        };
+        // the cuts: equal lengths, moved to a line start, then on to a triangle's first line
+        let mut cuts = vec![start];
+        let mut lines = 0usize;
+        for j in 1..threads {
+            let prev = cuts[cuts.len() - 1];
+            let raw = start + (len - start) / threads * j;
+            if raw <= prev {
+                continue;
+            }
+            let mut at = next_line_start(bytes, raw);
+            lines += count_lines(&bytes[prev..at]);
+            for _ in 0..(4 - lines % 4) % 4 {
+                at = next_line_start(bytes, at);
+                lines += 1;
+            }
+            if at >= len {
+                break;
+            }
+            cuts.push(at);
+        }
+        cuts.push(len);
+        if cuts.len() <= 2 {
+            return start;
+        }
+        // room for every triangle at once (untouched room costs no memory), so that the
+        // triangles are never moved to a larger allocation while the pieces are read or joined
+        lines += count_lines(&bytes[cuts[cuts.len() - 2]..]);
+        if let Some(t) = self.out.triangles.as_mut() {
+            t.triangles.reserve(lines / 4 + 1);
+        }
+        let before = self.diags.len();
+        let bones = self.bones.clone();
+        let saw_links = self.saw_links;
+        let (src, file) = (self.src, self.file);
+        let (pos, pieces) = std::thread::scope(|scope| {
+            let others: Vec<_> = cuts
+                .windows(2)
+                .skip(1)
+                .map(|w| {
+                    let (from, to) = (w[0], w[1]);
+                    let bones = bones.clone();
+                    scope.spawn(move || read_piece(src, file, kw, bones, saw_links, from, to))
+                })
+                .collect();
+            let pos = self.lines_until(start, cuts[1]);
+            let pieces: Vec<Option<Piece>> = others
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect();
+            (pos, pieces)
+        });
+        let clean = pos == cuts[1]
+            && self.pending.is_none()
+            && matches!(self.state, State::In(Section::Triangles, _))
+            && Self::only_repeats(&self.diags[before..]);
+        if !clean {
+            return pos;
+        }
+        // and for the links the pieces read
+        if let Some(t) = self.out.triangles.as_mut() {
+            let more: usize = pieces.iter().flatten().map(|p| p.tris.links.len()).sum();
+            t.links.reserve(more);
+        }
+        for (piece, &from) in pieces.into_iter().zip(&cuts[1..]) {
+            let Some(piece) = piece else { return from };
+            if let Some(at) = self.take_piece(piece) {
+                return at;
+            }
+        }
+        len
+    }
+
+    /// Joins a piece read on another thread to what this thread read (see
+    /// [`Parser::split_triangles`]): returns where the section's `end` is when the piece has it.
+    fn take_piece(&mut self, p: Piece) -> Option<usize> {
+        #[cfg(test)]
+        tests::PIECES_TAKEN.with(|c| c.set(c.get() + 1));
+        for d in p.diags {
+            let counter = match d.code {
+                Code::SmdWeightSum => &mut self.weight_sum,
+                _ => &mut self.duplicate_link,
+            };
+            if counter.first.is_none() {
+                counter.first = Some(self.diags.len());
+                self.diags.push(d);
+            }
+        }
+        self.weight_sum.count += p.weight_sum.count;
+        self.duplicate_link.count += p.duplicate_link.count;
+        self.saw_content |= p.saw_content;
+        self.saw_links |= p.saw_links;
+        if let Some(t) = self.out.triangles.as_mut() {
+            let materials: Vec<u32> = p
+                .tris
+                .materials
+                .into_iter()
+                .map(|m| match t.materials.get_index_of(&m) {
+                    Some(i) => i as u32,
+                    None => t.materials.insert_full(m).0 as u32,
+                })
+                .collect();
+            let shift = t.links.len() as u32;
+            t.links.extend_from_slice(&p.tris.links);
+            t.triangles.reserve(p.tris.triangles.len());
+            t.triangles
+                .extend(p.tris.triangles.into_iter().map(|mut tri| {
+                    tri.material = materials.get(tri.material as usize).copied().unwrap_or(0);
+                    // as one reading numbers them: a vertex with a link count (even 0) points
+                    // at the end of the links read before it
+                    for v in &mut tri.vertices {
+                        if v.has_link_count {
+                            v.links.0 += shift;
+                        }
+                    }
+                    tri
+                }));
+        }
+        p.closed_at
     }
 
     fn line(&mut self, line: Span) {
@@ -1996,6 +2276,155 @@ mod tests {
     thread_local! {
         /// Turns the fast paths of [`Parser::line`] off (on this thread).
         pub(super) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Pieces of a `triangles` section read on other threads and taken (on this thread).
+        pub(super) static PIECES_TAKEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// `parse` and the reading in pieces on `threads` threads (every `triangles` section long
+    /// enough), and how many pieces were taken.
+    fn split_ways(text: &str, threads: usize) -> (Parsed, Parsed, usize) {
+        let one = parse(text, FileId(0));
+        PIECES_TAKEN.with(|c| c.set(0));
+        let split = parse_with(text, FileId(0), threads, 0);
+        (one, split, PIECES_TAKEN.with(std::cell::Cell::get))
+    }
+
+    /// A mesh of `n` triangles: three materials met in a changing order, vertices with 0 to 3
+    /// links, a weight sum off at every `off`th triangle from the 3rd and a bone twice at
+    /// every `dup`th from the 1st (repeated warnings met in several pieces).
+    fn mesh_text(n: usize, off: usize, dup: usize) -> String {
+        let mut s = String::from(
+            "version 1\nnodes\n0 \"a\" -1\n1 \"b\" 0\n2 \"c\" 1\nend\nskeleton\ntime 0\n\
+             0 0 0 0 0 0 0\n1 0 0 1 0 0 0\n2 0 0 2 0 0 0\nend\ntriangles\n",
+        );
+        for t in 0..n {
+            let m = ["skin", "eyes", "metal"][(t * t / 7) % 3];
+            s.push_str(m);
+            s.push('\n');
+            for k in 0..3 {
+                let x = (t * 3 + k) as f32 * 0.25;
+                let links = match (t, k) {
+                    _ if t % off == 3 && k == 1 => "2 0 0.5 1 0.6".to_string(),
+                    _ if t % dup == 1 && k == 2 => "2 1 0.5 1 0.5".to_string(),
+                    _ => match (t + k) % 4 {
+                        0 => String::new(),
+                        1 => " 0".to_string(),
+                        2 => " 1 2 1.000000".to_string(),
+                        _ => " 3 0 0.2 1 0.3 2 0.5".to_string(),
+                    },
+                };
+                let links = if links.starts_with(' ') || links.is_empty() {
+                    links
+                } else {
+                    format!(" {links}")
+                };
+                s.push_str(&format!(
+                    "{} {x:.6} {:.6} 1.000000 0.000000 0.000000 1.000000 0.500000 0.250000{links}\n",
+                    k,
+                    -x
+                ));
+            }
+        }
+        s.push_str("end\n");
+        s
+    }
+
+    /// Replaces line `at` of the `triangles` section (0: the first material line) by `with`
+    /// (several lines, or none).
+    fn mutate(text: &str, at: usize, with: &str) -> String {
+        let start = text
+            .find("triangles\n")
+            .map_or(0, |i| i + "triangles\n".len());
+        let mut lines: Vec<&str> = text[start..].split_inclusive('\n').collect();
+        if at < lines.len() {
+            lines[at] = with;
+        }
+        format!("{}{}", &text[..start], lines.concat())
+    }
+
+    #[test]
+    fn reading_in_pieces_is_reading_in_one() {
+        let n = 60;
+        let base = mesh_text(n, 23, 5);
+        // clean: pieces are taken, on any number of threads
+        for threads in [2, 3, 4, 7, 16] {
+            let (one, split, taken) = split_ways(&base, threads);
+            assert!(one == split, "{threads} threads");
+            assert!(taken > 0, "{threads} threads: no piece taken");
+            assert_eq!(
+                one.smd.triangles.as_ref().map(|t| t.triangles.len()),
+                Some(n)
+            );
+        }
+        // every kind of problem, at the start, in the middle and at the end of the section:
+        // what one reading reports, and the same tree
+        let m = 4 * n;
+        let mut cases: Vec<String> = Vec::new();
+        for at in [0, 1, 2, 3, 4, 5, m / 3, m / 2 + 1, m / 2 + 2, m - 4, m - 1] {
+            for with in [
+                "\n",
+                "0 1 2 3 4 5 6 7 8\n0 1 2 3 4 5 6 7 8\n",
+                "",
+                "0 1 2 x 4 5 6 7 8\n",
+                "9 1 2 3 4 5 6 7 8\n",
+                "0 1 2 3 4 5 6 7 8 2 0 0.5\n",
+                "skin\n",
+                "nodes\n",
+                "end\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\n",
+                "end\n",
+                "// a comment\n",
+                "0 1 2 3 4 5 6 7 8 // a comment\n",
+                "   \t\n",
+            ] {
+                cases.push(mutate(&base, at, with));
+            }
+        }
+        cases.push(base.trim_end_matches("end\n").to_string()); // no `end`
+        cases.push(base.trim_end_matches('\n').to_string()); // no last line feed
+        cases.push(base.replace('\n', "\r\n")); // CRLF
+        cases.push(base.replace("end\n", "end\ntriangles\nskin\nend\n")); // a second section
+        cases.push(mutate(&base, m - 1, "")); // the last triangle open at the end of the file
+        for (i, text) in cases.iter().enumerate() {
+            for threads in [2, 3, 5] {
+                let (one, split, _) = split_ways(text, threads);
+                assert!(
+                    one == split,
+                    "case {i}, {threads} threads:\n{one:#?}\n{split:#?}"
+                );
+            }
+        }
+        // the corpus (under CI it must be there)
+        let mut files = Vec::new();
+        smd_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+            &mut files,
+        );
+        assert!(
+            !files.is_empty() || std::env::var("CI").is_err(),
+            "../shared/corpus is missing"
+        );
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let (one, split, _) = split_ways(&text, 3);
+            assert!(one == split, "{} reads differently in pieces", f.display());
+        }
+    }
+
+    #[test]
+    fn line_feeds_are_counted() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\nb\n\n",
+            &"x\n".repeat(5000),
+            &"ab\r\n".repeat(3333),
+        ] {
+            let want = text.bytes().filter(|&b| b == b'\n').count();
+            assert_eq!(count_lines(text.as_bytes()), want);
+        }
     }
 
     fn both_ways(text: &str) -> (Parsed, Parsed) {
