@@ -76,6 +76,8 @@ fn run_cli(mdlc: &Path, dir: &Path, args: &[&std::ffi::OsStr], out: &Path) -> f6
     let status = Command::new(mdlc)
         .current_dir(dir)
         .arg("build")
+        // every run builds: without it, all runs after the first find the outputs up to date
+        .arg("--force")
         .args(args)
         .arg("-o")
         .arg(out)
@@ -103,6 +105,7 @@ fn cli_peak_kb(mdlc: &Path, qc: &Path, out: &Path) -> Option<u64> {
         .args(["-f", "MAXRSS %M"])
         .arg(mdlc)
         .arg("build")
+        .arg("--force")
         .arg(qc.file_name()?)
         .arg("-o")
         .arg(out)
@@ -369,14 +372,21 @@ fn side_by_side(
             m += timed(
                 mdlc,
                 dir,
-                &["build".as_ref(), name.as_os_str(), "-o".as_ref(), o],
+                &[
+                    "build".as_ref(),
+                    "--force".as_ref(),
+                    name.as_os_str(),
+                    "-o".as_ref(),
+                    o,
+                ],
                 false,
             )
             .0;
         }
         valve_runs.push(v);
         mdlc_runs.push(m);
-        let mut args: Vec<std::ffi::OsString> = vec!["build".into(), "-o".into(), o.into()];
+        let mut args: Vec<std::ffi::OsString> =
+            vec!["build".into(), "--force".into(), "-o".into(), o.into()];
         args.extend(qcs.iter().filter_map(|(dir, name)| {
             Some(
                 dir.strip_prefix(copy.join("models"))
@@ -419,7 +429,12 @@ fn side_by_side(
         let (mut v, mut m) = ((f64::INFINITY, 0), (f64::INFINITY, 0));
         for _ in 0..rounds {
             let a = timed(&valve, &dir, &[qc], true);
-            let b = timed(mdlc, &dir, &["build".as_ref(), qc, "-o".as_ref(), o], true);
+            let b = timed(
+                mdlc,
+                &dir,
+                &["build".as_ref(), "--force".as_ref(), qc, "-o".as_ref(), o],
+                true,
+            );
             v = (v.0.min(a.0), v.1.max(a.1));
             m = (m.0.min(b.0), m.1.max(b.1));
         }

@@ -398,6 +398,8 @@ fn run_cli(o: &Opts, qc: &Path, out: &Path) -> Res<CliRun> {
     };
     cmd.current_dir(dir)
         .arg("build")
+        // every run builds (a run after the first would find the outputs up to date)
+        .arg("--force")
         .arg(name)
         .arg("-o")
         .arg(out)
