@@ -533,20 +533,13 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 let Some(smesh) = model.mesh(*src) else {
                     continue;
                 };
-                for t in &smesh.mesh.triangles {
+                // each triangle's texture and corners (weights balanced, normals unit length):
+                // made on a spare core for a large mesh, a block ahead of the welding here
+                let make = |t: &crate::ir::Triangle| -> Option<(usize, [CornerIn; 3])> {
                     let (tri, _, _) = corners_in(smesh, t);
-                    let Some(mat) = smesh.material_of(t) else {
-                        continue;
-                    };
+                    let mat = smesh.material_of(t)?;
                     let tex = mat_tex.get(mat.index()).copied().unwrap_or(0);
-                    let idx = match meshes.iter().rposition(|m| m.0 == tex) {
-                        Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
-                        _ => {
-                            meshes.push((tex, MeshBuild::new(num_lods)));
-                            meshes.len() - 1
-                        }
-                    };
-                    let corners = tri.each_ref().map(|c| {
+                    let corners = tri.map(|c| {
                         let (pos, normal) = if static_prop {
                             (math::rot_z90(c.pos), math::rot_z90(c.normal))
                         } else {
@@ -565,7 +558,37 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                             weights: c.weights,
                         }
                     });
+                    Some((tex, corners))
+                };
+                let mut weld_one = |made: Option<(usize, [CornerIn; 3])>| {
+                    let Some((tex, corners)) = made else { return };
+                    let idx = match meshes.iter().rposition(|m| m.0 == tex) {
+                        Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
+                        _ => {
+                            meshes.push((tex, MeshBuild::new(num_lods)));
+                            meshes.len() - 1
+                        }
+                    };
                     meshes[idx].1.triangle(lod, corners);
+                };
+                let tris = &smesh.mesh.triangles;
+                if tris.len() < PARALLEL_CORNER_TRIS || crate::threads::spare_threads(2) < 2 {
+                    tris.iter().for_each(|t| weld_one(make(t)));
+                } else {
+                    const BLOCK: usize = 8192;
+                    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<_>>(2);
+                    std::thread::scope(|scope| {
+                        scope.spawn(move || {
+                            for block in tris.chunks(BLOCK) {
+                                if tx.send(block.iter().map(make).collect()).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                        for block in rx {
+                            block.into_iter().for_each(&mut weld_one);
+                        }
+                    });
                 }
             }
             // the model's LOD-0 vertices, where a vertex only a LOD has takes its links from
