@@ -11,6 +11,7 @@ use crate::load::LoadedSmd;
 use crate::project::spec::{self, FileRef};
 use crate::suggest::nearest;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::materials::material_key;
 use super::{loc, stem, Builder};
@@ -192,11 +193,16 @@ impl Builder<'_> {
             .collect()
     }
 
+    /// The body mesh `p`: its file's triangles with the bones mapped to the model's and the
+    /// positions scaled (a triangle with a bone the model does not have is dropped). With
+    /// `take`, the file's mesh is taken and changed in place rather than copied, when no other
+    /// project holds the file (the caller knows nothing in this one reads it again).
     pub(super) fn make_mesh(
-        &self,
+        &mut self,
         p: &PendingMesh,
         bones: &[ModelBone],
         materials: &mut Vec<Material>,
+        take: bool,
     ) -> ModelMesh {
         let Some(l) = self.loader.files.get(p.loaded) else {
             return ModelMesh {
@@ -215,65 +221,122 @@ impl Builder<'_> {
             };
         };
         let map = self.bone_map(l, bones);
-        let empty = Mesh::default();
-        let src = l.smd.mesh.as_ref().unwrap_or(&empty);
+        let (path, file) = (l.path.clone(), l.file);
+        let file_bones: Vec<MeshBone> = l
+            .smd
+            .skeleton
+            .bones
+            .iter()
+            .enumerate()
+            .map(|(i, b)| MeshBone {
+                name: b.name.clone(),
+                parent: b.parent.map(|p| p.0),
+                rest: self.rest_of(l, i, p.scale),
+                bone: map.get(i).copied().flatten(),
+            })
+            .collect();
         let gold = self.target == Target::GoldSrc;
-        let mut out = Mesh {
-            materials: src.materials.clone(),
-            triangles: Vec::with_capacity(src.triangles.len()),
-            weights: Vec::with_capacity(src.weights.len()),
-        };
         let mapped = |b: BoneId| map.get(b.index()).copied().flatten();
-        // (GoldSrc only: the Source back end does not read them)
-        let mut source_positions = Vec::with_capacity(if gold { src.triangles.len() } else { 0 });
+        // One triangle mapped, its corners' weights appended to `weights` (those of the
+        // corners before a bone the model does not have stay there, unused).
         // (one buffer for every corner's weights: no allocation per corner)
         let mut ws: Vec<Weight> = Vec::new();
-        'tri: for t in &src.triangles {
-            let mut corners: [Option<Corner>; 3] = [None; 3];
-            for (slot, c) in corners.iter_mut().zip(&t.corners) {
-                ws.clear();
-                if gold {
-                    let Some(b) = mapped(c.bone) else {
-                        continue 'tri;
-                    };
-                    ws.push(Weight {
-                        bone: b,
-                        weight: 1.0,
-                    });
-                } else {
-                    for w in src.weights_of(c) {
-                        let Some(b) = mapped(w.bone) else {
-                            continue 'tri;
-                        };
+        let mut map_triangle =
+            |t: &Triangle, src_weights: &[Weight], weights: &mut Vec<Weight>| -> Option<Triangle> {
+                let mut corners: [Option<Corner>; 3] = [None; 3];
+                for (slot, c) in corners.iter_mut().zip(&t.corners) {
+                    ws.clear();
+                    if gold {
                         ws.push(Weight {
-                            bone: b,
-                            weight: w.weight,
+                            bone: mapped(c.bone)?,
+                            weight: 1.0,
                         });
+                    } else {
+                        let own = src_weights
+                            .get(c.weights.0 as usize..(c.weights.0 + c.weights.1) as usize)
+                            .unwrap_or(&[]);
+                        for w in own {
+                            ws.push(Weight {
+                                bone: mapped(w.bone)?,
+                                weight: w.weight,
+                            });
+                        }
                     }
+                    let first = ws.first().map(|w| w.bone)?;
+                    let bone = mapped(c.bone).unwrap_or(first);
+                    let start = weights.len() as u32;
+                    weights.extend_from_slice(&ws);
+                    *slot = Some(Corner {
+                        pos: c.pos.map(|v| v * p.scale),
+                        bone,
+                        weights: (start, ws.len() as u32),
+                        ..*c
+                    });
                 }
-                let Some(first) = ws.first().map(|w| w.bone) else {
-                    continue 'tri;
+                let [Some(a), Some(b), Some(c)] = corners else {
+                    return None;
                 };
-                let bone = mapped(c.bone).unwrap_or(first);
-                let start = out.weights.len() as u32;
-                out.weights.extend_from_slice(&ws);
-                *slot = Some(Corner {
-                    pos: c.pos.map(|v| v * p.scale),
-                    bone,
-                    weights: (start, ws.len() as u32),
-                    ..*c
-                });
-            }
-            if let [Some(a), Some(b), Some(c)] = corners {
-                out.triangles.push(Triangle {
+                Some(Triangle {
                     corners: [a, b, c],
                     ..*t
-                });
-                if gold {
-                    source_positions.push(t.corners.map(|c| c.pos));
-                }
+                })
+            };
+        // (GoldSrc only: the Source back end does not read them)
+        let mut source_positions = Vec::new();
+        let owned = if take {
+            self.loader
+                .files
+                .get_mut(p.loaded)
+                .and_then(|l| Arc::get_mut(&mut l.smd))
+                .and_then(|smd| smd.mesh.take())
+        } else {
+            None
+        };
+        let out = match owned {
+            Some(mut mesh) => {
+                let src_weights = std::mem::take(&mut mesh.weights);
+                let mut weights = Vec::with_capacity(src_weights.len());
+                mesh.triangles
+                    .retain_mut(|t| match map_triangle(t, &src_weights, &mut weights) {
+                        Some(mapped) => {
+                            if gold {
+                                source_positions.push(t.corners.map(|c| c.pos));
+                            }
+                            *t = mapped;
+                            true
+                        }
+                        None => false,
+                    });
+                mesh.weights = weights;
+                mesh
             }
-        }
+            None => {
+                let empty = Mesh::default();
+                let src = self
+                    .loader
+                    .files
+                    .get(p.loaded)
+                    .and_then(|l| l.smd.mesh.as_ref())
+                    .unwrap_or(&empty);
+                let mut out = Mesh {
+                    materials: src.materials.clone(),
+                    triangles: Vec::with_capacity(src.triangles.len()),
+                    weights: Vec::with_capacity(src.weights.len()),
+                };
+                if gold {
+                    source_positions.reserve(src.triangles.len());
+                }
+                for t in &src.triangles {
+                    if let Some(mapped) = map_triangle(t, &src.weights, &mut out.weights) {
+                        out.triangles.push(mapped);
+                        if gold {
+                            source_positions.push(t.corners.map(|c| c.pos));
+                        }
+                    }
+                }
+                out
+            }
+        };
         // Materials: global list, case-insensitive, first spelling kept.
         let mut mat_ids = Vec::with_capacity(out.materials.len());
         for (i, name) in out.materials.iter().enumerate() {
@@ -308,8 +371,8 @@ impl Builder<'_> {
         }
         ModelMesh {
             name: p.name.clone(),
-            path: l.path.clone(),
-            file: l.file,
+            path,
+            file,
             mesh: out,
             materials: mat_ids,
             reverse: p.reverse,
@@ -317,19 +380,7 @@ impl Builder<'_> {
             origin_offset: p.origin_offset,
             span: p.span,
             written: p.written.clone(),
-            file_bones: l
-                .smd
-                .skeleton
-                .bones
-                .iter()
-                .enumerate()
-                .map(|(i, b)| MeshBone {
-                    name: b.name.clone(),
-                    parent: b.parent.map(|p| p.0),
-                    rest: self.rest_of(l, i, p.scale),
-                    bone: map.get(i).copied().flatten(),
-                })
-                .collect(),
+            file_bones,
             source_positions,
         }
     }

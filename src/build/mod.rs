@@ -228,8 +228,12 @@ impl Builder<'_> {
         // 4. meshes and 5. materials
         let mut materials: Vec<Material> = Vec::new();
         let mut meshes = Vec::new();
-        for p in &parts.pending {
-            meshes.push(self.make_mesh(p, &bones, &mut materials));
+        // A mesh is taken from its file, not copied, by the last body mesh that uses the file
+        // when the collision model does not read it later.
+        for (k, p) in parts.pending.iter().enumerate() {
+            let take = collision_file != Some(p.loaded)
+                && !parts.pending[k + 1..].iter().any(|q| q.loaded == p.loaded);
+            meshes.push(self.make_mesh(p, &bones, &mut materials, take));
         }
         let skins = self.materials_and_skins(&mut materials);
         if self.target == Target::GoldSrc {
