@@ -264,76 +264,17 @@ fn plain_numbers<const N: usize>(
         if i >= end {
             break;
         }
-        let tok_start = i;
-        let neg = b.get(i) == Some(&b'-');
-        if matches!(b.get(i), Some(b'-' | b'+')) {
-            i += 1;
-        }
-        let mut m: u64 = 0;
-        let int_start = i;
-        // The usual value, one digit before the point (`-1.570796`), in one step.
-        let one_digit = match (b.get(i), b.get(i + 1)) {
-            (Some(&c), Some(b'.')) if c.is_ascii_digit() => b
-                .get(i + 2..i + 10)
-                .and_then(|s| <[u8; 8]>::try_from(s).ok())
-                .and_then(|w| six_digits(u64::from_le_bytes(w)))
-                .map(|v| u64::from(c - b'0') * 1_000_000 + v),
-            _ => None,
-        };
-        let (mut digits, mut frac, point);
-        if let Some(v) = one_digit {
-            m = v;
-            i += 8;
-            (digits, frac, point) = (7, 6, true);
-        } else {
-            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                i += 1;
-            }
-            digits = i - int_start;
-            frac = 0;
-            point = b.get(i) == Some(&b'.');
-        }
-        if point && one_digit.is_none() {
-            i += 1;
-            let six = b
-                .get(i..i + 8)
-                .and_then(|s| <[u8; 8]>::try_from(s).ok())
-                .and_then(|w| six_digits(u64::from_le_bytes(w)));
-            if let Some(v) = six {
-                m = m.wrapping_mul(1_000_000).wrapping_add(v);
-                i += 6;
-                frac = 6;
-            } else {
-                let frac_start = i;
-                while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                    m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                    i += 1;
-                }
-                frac = i - frac_start;
-            }
-            digits += frac;
-        }
-        let plain = digits > 0 && (i >= end || b.get(i).is_none_or(|&c| is_blank(c)));
-        let (kind, value) = if plain {
-            let kind = if point { Token::Float } else { Token::Int };
-            (kind, lexer::decimal(neg, m, digits, frac))
-        } else {
-            // Anything else: the whole token (up to the next blank), read the general way.
-            while i < end && b.get(i).is_some_and(|&c| !is_blank(c)) {
-                i += 1;
-            }
-            read_number(text.get(tok_start..i)?)?
-        };
-        let tok = || text.get(tok_start..i);
+        let t = number_token(text, i, end)?;
+        i = t.end;
+        let tok = || text.get(t.start..t.end);
         if count == 0 {
-            if kind != Token::Int {
+            if t.kind != Token::Int {
                 return None;
             }
             // Up to nine digits always fit an `i32`; `str::parse` decides the rest.
-            let v = if plain && digits <= 9 {
-                let v = m as i32;
-                if neg {
+            let v = if t.plain && t.digits <= 9 {
+                let v = t.mantissa as i32;
+                if t.neg {
                     -v
                 } else {
                     v
@@ -341,23 +282,121 @@ fn plain_numbers<const N: usize>(
             } else {
                 tok()?.parse::<i32>().ok()?
             };
-            first = Some((v, Span::new(tok_start as u32, i as u32)));
+            first = Some((v, Span::new(t.start as u32, t.end as u32)));
         } else {
-            let v = match value {
+            let v = match t.value {
                 Some(v) => v,
-                None if plain => parse_f32(tok()?)?,
+                None if t.plain => parse_f32(tok()?)?,
                 None => return None,
             };
             *vals.get_mut(count - 1)? = v;
         }
         count += 1;
         // a plain token ends at a blank (or the line's end): step over it
-        if plain && i < end {
+        if t.plain && i < end {
             i += 1;
         }
     }
     let (v, span) = first?;
     (count == N + 1).then_some((v, span, vals))
+}
+
+/// A number token read by [`number_token`].
+struct NumberToken {
+    start: usize,
+    end: usize,
+    kind: Token,
+    /// `None` for a plain token [`lexer::decimal`] cannot round exactly (the caller then uses
+    /// [`parse_f32`]), or for a token [`read_number`] reads without a value.
+    value: Option<f32>,
+    /// `[-+]?digits[.digits]` up to a blank or the line's end.
+    plain: bool,
+    /// A plain token's digits as one integer, how many, and its sign.
+    mantissa: u64,
+    digits: usize,
+    neg: bool,
+}
+
+/// The number token at `i` (not a blank) of a line ending at `end` (the end of `text` or a line
+/// break), read in the same pass that finds its end: `[-+]?digits[.digits]` up to a blank, as
+/// [`read_number`]'s first case reads it; a fraction of exactly six digits in one step
+/// ([`six_digits`]: the position then moves on by six whatever the bytes, so the next token's
+/// reading does not wait for this one's value). A token with any other byte (an exponent, a
+/// letter) is handed to [`read_number`] whole; `None` when that is not a number.
+#[inline(always)]
+fn number_token(text: &str, mut i: usize, end: usize) -> Option<NumberToken> {
+    let b = text.as_bytes();
+    let tok_start = i;
+    let neg = b.get(i) == Some(&b'-');
+    if matches!(b.get(i), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    let mut m: u64 = 0;
+    let int_start = i;
+    // The usual value, one digit before the point (`-1.570796`), in one step.
+    let one_digit = match (b.get(i), b.get(i + 1)) {
+        (Some(&c), Some(b'.')) if c.is_ascii_digit() => b
+            .get(i + 2..i + 10)
+            .and_then(|s| <[u8; 8]>::try_from(s).ok())
+            .and_then(|w| six_digits(u64::from_le_bytes(w)))
+            .map(|v| u64::from(c - b'0') * 1_000_000 + v),
+        _ => None,
+    };
+    let (mut digits, mut frac, point);
+    if let Some(v) = one_digit {
+        m = v;
+        i += 8;
+        (digits, frac, point) = (7, 6, true);
+    } else {
+        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        digits = i - int_start;
+        frac = 0;
+        point = b.get(i) == Some(&b'.');
+    }
+    if point && one_digit.is_none() {
+        i += 1;
+        let six = b
+            .get(i..i + 8)
+            .and_then(|s| <[u8; 8]>::try_from(s).ok())
+            .and_then(|w| six_digits(u64::from_le_bytes(w)));
+        if let Some(v) = six {
+            m = m.wrapping_mul(1_000_000).wrapping_add(v);
+            i += 6;
+            frac = 6;
+        } else {
+            let frac_start = i;
+            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+                i += 1;
+            }
+            frac = i - frac_start;
+        }
+        digits += frac;
+    }
+    let plain = digits > 0 && (i >= end || b.get(i).is_none_or(|&c| is_blank(c)));
+    let (kind, value) = if plain {
+        let kind = if point { Token::Float } else { Token::Int };
+        (kind, lexer::decimal(neg, m, digits, frac))
+    } else {
+        // Anything else: the whole token (up to the next blank), read the general way.
+        while i < end && b.get(i).is_some_and(|&c| !is_blank(c)) {
+            i += 1;
+        }
+        read_number(text.get(tok_start..i)?)?
+    };
+    Some(NumberToken {
+        start: tok_start,
+        end: i,
+        kind,
+        value,
+        plain,
+        mantissa: m,
+        digits,
+        neg,
+    })
 }
 
 /// The index of the first `\n` at or after `from` (the `memchr` crate: SIMD, with a set-up
@@ -375,37 +414,42 @@ struct Num {
     value: f32,
 }
 
-/// Splits a line into plain numbers as the lexer and the parser would read them, into `out`.
+/// Splits the line `text[start..end]` into plain numbers as the lexer and the parser would read
+/// them, into `out` (spans are offsets in `text`; `end` is the end of `text` or a line break).
 /// `false` (and `out` unusable) for any other line: a word, a comment, a quote, a value out of
 /// range. The general path then reads the line.
-fn plain_line(text: &str, base: u32, out: &mut Vec<Num>) -> bool {
+fn plain_line(text: &str, start: usize, end: usize, out: &mut Vec<Num>) -> bool {
     out.clear();
     let b = text.as_bytes();
-    let mut i = 0usize;
+    let mut i = start;
     loop {
-        while b.get(i).is_some_and(|&c| is_blank(c)) {
+        while i < end && b.get(i).is_some_and(|&c| is_blank(c)) {
             i += 1;
         }
-        if i >= b.len() {
+        if i >= end {
             return true;
         }
-        let start = i;
-        while b.get(i).is_some_and(|&c| !is_blank(c)) {
-            i += 1;
-        }
-        let Some((kind, Some(value))) = text.get(start..i).and_then(read_number) else {
+        let Some(t) = number_token(text, i, end) else {
             return false;
         };
+        let value = match t.value {
+            Some(v) => v,
+            None if t.plain => match text.get(t.start..t.end).and_then(parse_f32) {
+                Some(v) => v,
+                None => return false,
+            },
+            None => return false,
+        };
         out.push(Num {
-            start: base + start as u32,
-            end: base + i as u32,
-            kind,
+            start: t.start as u32,
+            end: t.end as u32,
+            kind: t.kind,
             value,
         });
+        i = t.end;
     }
 }
 
-/// A vertex from its bone and the eight values after it (position, normal, uv), no links yet.
 /// Reads the lines `from..to` of a `triangles` section opened at `kw` as a parser of its own
 /// would with no triangle pending (see [`Parser::split_triangles`]); `None` when they do not all
 /// read cleanly.
@@ -454,6 +498,7 @@ fn read_piece(
     })
 }
 
+/// A vertex from its bone and the eight values after it (position, normal, uv), no links yet.
 fn rigid_vertex(line: Span, bone: i32, v: [f32; 8]) -> Vertex {
     Vertex {
         bone,
@@ -1042,7 +1087,7 @@ impl<'a> Parser<'a> {
     #[inline(never)]
     fn split_vertex_line(&mut self, line: Span) -> bool {
         let mut nums = std::mem::take(&mut self.nums);
-        let done = plain_line(self.text(line.start, line.end), line.start, &mut nums)
+        let done = plain_line(self.src, line.start as usize, line.end as usize, &mut nums)
             && self.fast_vertex(line, &nums);
         self.saw_links |= nums.len() > 9;
         self.nums = nums;
