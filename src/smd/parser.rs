@@ -412,6 +412,9 @@ struct Num {
     end: u32,
     kind: Token,
     value: f32,
+    /// An `Int` of up to nine digits (which always fits an `i32`): its value; `None` for
+    /// another token, which `str::parse` then reads.
+    int: Option<i32>,
 }
 
 /// Splits the line `text[start..end]` into plain numbers as the lexer and the parser would read
@@ -440,11 +443,20 @@ fn plain_line(text: &str, start: usize, end: usize, out: &mut Vec<Num>) -> bool 
             },
             None => return false,
         };
+        let int = (t.plain && t.kind == Token::Int && t.digits <= 9).then(|| {
+            let v = t.mantissa as i32;
+            if t.neg {
+                -v
+            } else {
+                v
+            }
+        });
         out.push(Num {
             start: t.start as u32,
             end: t.end as u32,
             kind: t.kind,
             value,
+            int,
         });
         i = t.end;
     }
@@ -1096,9 +1108,11 @@ impl<'a> Parser<'a> {
 
     fn fast_vertex(&mut self, line: Span, n: &[Num]) -> bool {
         let whole = |x: &Num| -> Option<i32> {
-            (x.kind == Token::Int)
-                .then(|| self.text(x.start, x.end).parse::<i32>().ok())
-                .flatten()
+            if x.kind != Token::Int {
+                return None;
+            }
+            x.int
+                .or_else(|| self.text(x.start, x.end).parse::<i32>().ok())
         };
         let (Some(first), Some(vals)) = (n.first(), n.get(1..9)) else {
             return false;
@@ -1137,10 +1151,13 @@ impl<'a> Parser<'a> {
             let mut dup = false;
             for p in pairs.chunks(2) {
                 if let [b, w] = p {
-                    let bone = self
-                        .src
-                        .get(b.start as usize..b.end as usize)
-                        .and_then(|s| s.parse::<i32>().ok())
+                    let bone = b
+                        .int
+                        .or_else(|| {
+                            self.src
+                                .get(b.start as usize..b.end as usize)
+                                .and_then(|s| s.parse::<i32>().ok())
+                        })
                         .unwrap_or(0);
                     dup |= t
                         .links
