@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
 use crate::ir::written::Target;
-use crate::smd::{self, lower_smd, SmdModel};
+use crate::smd::{self, lower_smd_owned, SmdModel};
 use crate::threads::spare_threads;
 
 use super::fs::{find, Fs, Lookup};
@@ -37,7 +37,7 @@ pub fn check_smd_text(text: &str, id: FileId, diags: &mut Vec<Diagnostic>) -> Op
         return None;
     }
     let before = diags.len();
-    let model = lower_smd(&parsed.smd, id, diags);
+    let model = lower_smd_owned(parsed.smd, id, diags);
     diags[before..]
         .iter()
         .all(|d| !d.is_error())
@@ -128,8 +128,7 @@ fn parse_job(job: ParseJob, threads: usize) -> Parsed {
     };
     let smd = if parsed_ok {
         let before = diags.len();
-        let model = lower_smd(&parsed.smd, job.id, &mut diags);
-        drop(parsed.smd);
+        let model = lower_smd_owned(parsed.smd, job.id, &mut diags);
         diags[before..]
             .iter()
             .all(|d| !d.is_error())

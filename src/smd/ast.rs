@@ -69,22 +69,87 @@ pub struct BonePose {
 }
 
 /// `triangles` … `end`.
+///
+/// The triangles come in runs, in file order: the earlier ones in `runs`, the last one in
+/// `triangles` and `links`. A section read at once is one run; a long section read in pieces
+/// (`smd::parse_split`) keeps each piece's run as it was read instead of copying them together,
+/// so that lowering can let each go once it is lowered. Only the runs' boundaries differ
+/// between the two readings ([`TrianglesSection::joined`] removes them).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrianglesSection {
     pub keyword: Span,
     /// Distinct material lines, trimmed, in order of first appearance.
     pub materials: IndexSet<String>,
+    /// The runs before the last.
+    pub runs: Vec<TriangleRun>,
+    /// The last run's triangles.
     pub triangles: Vec<Triangle>,
-    /// Links of every vertex, referenced by [`Vertex::links`].
+    /// The last run's links, referenced by its vertices' [`Vertex::links`].
     pub links: Vec<Link>,
 }
 
+/// A run of triangles and the links its vertices reference (see [`TrianglesSection`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TriangleRun {
+    pub triangles: Vec<Triangle>,
+    pub links: Vec<Link>,
+}
+
+/// The links of a vertex among its run's `links` (empty for an HL1-style vertex with nine
+/// values).
+pub fn links_in<'a>(links: &'a [Link], v: &Vertex) -> &'a [Link] {
+    links
+        .get(v.links.0 as usize..(v.links.0 as usize + v.links.1 as usize))
+        .unwrap_or(&[])
+}
+
 impl TrianglesSection {
-    /// The links of a vertex (empty for an HL1-style vertex with nine values).
-    pub fn links_of(&self, v: &Vertex) -> &[Link] {
-        self.links
-            .get(v.links.0 as usize..(v.links.0 + v.links.1) as usize)
-            .unwrap_or(&[])
+    /// Every run in file order: its triangles and its links.
+    pub fn runs(&self) -> impl Iterator<Item = (&[Triangle], &[Link])> {
+        self.runs
+            .iter()
+            .map(|r| (r.triangles.as_slice(), r.links.as_slice()))
+            .chain(std::iter::once((
+                self.triangles.as_slice(),
+                self.links.as_slice(),
+            )))
+    }
+
+    /// The runs, taken: each is let go when the caller is done with it.
+    pub fn into_runs(self) -> impl Iterator<Item = (Vec<Triangle>, Vec<Link>)> {
+        self.runs
+            .into_iter()
+            .map(|r| (r.triangles, r.links))
+            .chain(std::iter::once((self.triangles, self.links)))
+    }
+
+    /// How many triangles all the runs hold.
+    pub fn triangle_count(&self) -> usize {
+        self.runs().map(|r| r.0.len()).sum()
+    }
+
+    /// The section as one run (the links renumbered as one reading numbers them: a vertex with
+    /// a link count, even 0, points past the links read before it).
+    pub fn joined(&self) -> TrianglesSection {
+        let mut out = TrianglesSection {
+            keyword: self.keyword,
+            materials: self.materials.clone(),
+            ..TrianglesSection::default()
+        };
+        for (tris, links) in self.runs() {
+            let shift = out.links.len() as u32;
+            out.links.extend_from_slice(links);
+            out.triangles.extend(tris.iter().map(|t| {
+                let mut t = t.clone();
+                for v in &mut t.vertices {
+                    if v.has_link_count {
+                        v.links.0 += shift;
+                    }
+                }
+                t
+            }));
+        }
+        out
     }
 
     pub fn material_name(&self, t: &Triangle) -> &str {

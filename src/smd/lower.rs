@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+use indexmap::IndexSet;
+
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::anim::{Animation, Pose, Shape, VertexAnimation};
 use crate::ir::mesh::{Corner, Mesh, Triangle, Weight};
@@ -50,6 +52,33 @@ pub fn negative_time_error(smd: &SmdModel, (span, time): (Span, i32)) -> Diagnos
 
 /// Lowers a parsed file. Warnings and errors found here are pushed to `diags`.
 pub fn lower_smd(smd: &SmdFile, file: FileId, diags: &mut Vec<Diagnostic>) -> SmdModel {
+    lower_with(smd, file, diags, |bone_of| {
+        smd.triangles
+            .as_ref()
+            .map(|t| lower_mesh(&t.materials, t.triangle_count(), t.runs(), file, bone_of))
+    })
+}
+
+/// [`lower_smd`], taking the tree: each run of triangles is let go as soon as it is lowered, so
+/// that a large mesh is not held twice (as its tree and as its lowered form) at any moment.
+pub fn lower_smd_owned(mut smd: SmdFile, file: FileId, diags: &mut Vec<Diagnostic>) -> SmdModel {
+    let triangles = smd.triangles.take();
+    lower_with(&smd, file, diags, |bone_of| {
+        triangles.map(|mut t| {
+            let materials = std::mem::take(&mut t.materials);
+            let count = t.triangle_count();
+            lower_mesh(&materials, count, t.into_runs(), file, bone_of)
+        })
+    })
+}
+
+/// Lowers `smd`; `mesh` lowers its triangles with the bone numbering it is given.
+fn lower_with(
+    smd: &SmdFile,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+    mesh: impl FnOnce(&dyn Fn(i32) -> Option<usize>) -> Option<Mesh>,
+) -> SmdModel {
     let nodes: &[ast::Node] = smd.nodes.as_ref().map_or(&[], |n| n.nodes.as_slice());
     // SMD bone index -> position in `nodes` (the first node with that index wins).
     let mut by_index: HashMap<i32, usize> = HashMap::with_capacity(nodes.len());
@@ -113,10 +142,7 @@ pub fn lower_smd(smd: &SmdFile, file: FileId, diags: &mut Vec<Diagnostic>) -> Sm
         }
     }
 
-    let mesh = smd
-        .triangles
-        .as_ref()
-        .map(|t| lower_mesh(t, file, &bone_of));
+    let mesh = mesh(&bone_of);
     let flex = smd
         .vertex_animation
         .as_ref()
@@ -300,66 +326,75 @@ fn lower_frames(
     }
 }
 
-fn lower_mesh(
-    t: &ast::TrianglesSection,
+/// The triangles of `runs` (`count` in all) as a mesh: the bones numbered by `bone_of`, each
+/// corner's links merged per bone and scaled to add up to 1 (a triangle with a bone `nodes`
+/// lacks is dropped). Each run is let go after it is lowered when `runs` hands them over.
+fn lower_mesh<T: AsRef<[ast::Triangle]>, L: AsRef<[ast::Link]>>(
+    materials: &IndexSet<String>,
+    count: usize,
+    runs: impl Iterator<Item = (T, L)>,
     file: FileId,
     bone_of: &dyn Fn(i32) -> Option<usize>,
 ) -> Mesh {
     let mut mesh = Mesh {
-        materials: t.materials.iter().cloned().collect(),
-        triangles: Vec::with_capacity(t.triangles.len()),
-        weights: Vec::with_capacity(t.triangles.len() * 3),
+        materials: materials.iter().cloned().collect(),
+        triangles: Vec::with_capacity(count),
+        weights: Vec::with_capacity(count * 3),
     };
     let mut scratch: Vec<Weight> = Vec::with_capacity(8);
-    'tri: for tri in &t.triangles {
-        let mut corners = [None; 3];
-        for (slot, v) in corners.iter_mut().zip(&tri.vertices) {
-            let Some(bone) = bone_of(v.bone) else {
-                continue 'tri;
-            };
-            let bone = BoneId(bone as u32);
-            scratch.clear();
-            for l in t.links_of(v) {
-                let Some(b) = bone_of(l.bone) else { continue };
-                let b = BoneId(b as u32);
-                if l.weight <= 0.0 {
-                    continue;
-                }
-                match scratch.iter_mut().find(|w| w.bone == b) {
-                    Some(w) => w.weight += l.weight,
-                    None => scratch.push(Weight {
-                        bone: b,
-                        weight: l.weight,
-                    }),
-                }
-            }
-            let sum: f32 = scratch.iter().map(|w| w.weight).sum();
-            if scratch.is_empty() || sum <= 0.0 || !sum.is_finite() {
-                // Nine values, link count 0, or only zero weights: the vertex belongs to its bone.
+    for (tris, links) in runs {
+        let links = links.as_ref();
+        'tri: for tri in tris.as_ref() {
+            let mut corners = [None; 3];
+            for (slot, v) in corners.iter_mut().zip(&tri.vertices) {
+                let Some(bone) = bone_of(v.bone) else {
+                    continue 'tri;
+                };
+                let bone = BoneId(bone as u32);
                 scratch.clear();
-                scratch.push(Weight { bone, weight: 1.0 });
-            } else if sum != 1.0 {
-                for w in &mut scratch {
-                    w.weight /= sum;
+                for l in ast::links_in(links, v) {
+                    let Some(b) = bone_of(l.bone) else { continue };
+                    let b = BoneId(b as u32);
+                    if l.weight <= 0.0 {
+                        continue;
+                    }
+                    match scratch.iter_mut().find(|w| w.bone == b) {
+                        Some(w) => w.weight += l.weight,
+                        None => scratch.push(Weight {
+                            bone: b,
+                            weight: l.weight,
+                        }),
+                    }
                 }
+                let sum: f32 = scratch.iter().map(|w| w.weight).sum();
+                if scratch.is_empty() || sum <= 0.0 || !sum.is_finite() {
+                    // Nine values, link count 0, or only zero weights: the vertex belongs to
+                    // its bone.
+                    scratch.clear();
+                    scratch.push(Weight { bone, weight: 1.0 });
+                } else if sum != 1.0 {
+                    for w in &mut scratch {
+                        w.weight /= sum;
+                    }
+                }
+                let first = mesh.weights.len() as u32;
+                mesh.weights.extend_from_slice(&scratch);
+                *slot = Some(Corner {
+                    pos: v.pos,
+                    normal: v.normal,
+                    uv: v.uv,
+                    bone,
+                    weights: (first, scratch.len() as u32),
+                    span: v.line.in_file(file),
+                });
             }
-            let first = mesh.weights.len() as u32;
-            mesh.weights.extend_from_slice(&scratch);
-            *slot = Some(Corner {
-                pos: v.pos,
-                normal: v.normal,
-                uv: v.uv,
-                bone,
-                weights: (first, scratch.len() as u32),
-                span: v.line.in_file(file),
-            });
-        }
-        if let [Some(a), Some(b), Some(c)] = corners {
-            mesh.triangles.push(Triangle {
-                material: tri.material,
-                corners: [a, b, c],
-                span: tri.material_span.in_file(file),
-            });
+            if let [Some(a), Some(b), Some(c)] = corners {
+                mesh.triangles.push(Triangle {
+                    material: tri.material,
+                    corners: [a, b, c],
+                    span: tri.material_span.in_file(file),
+                });
+            }
         }
     }
     mesh

@@ -9,5 +9,5 @@ pub mod lower;
 pub mod parser;
 
 pub use ast::SmdFile;
-pub use lower::{lower_smd, SmdModel};
+pub use lower::{lower_smd, lower_smd_owned, SmdModel};
 pub use parser::{parse, parse_split, Parsed};

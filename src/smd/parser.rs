@@ -175,7 +175,7 @@ pub fn parse_split(text: &str, file: FileId, threads: usize) -> Parsed {
 
 fn parse_with(text: &str, file: FileId, threads: usize, split_bytes: usize) -> Parsed {
     let mut p = Parser::new(text, file);
-    p.split = (threads > 1).then_some((threads, split_bytes));
+    p.split = Some((threads.max(1), split_bytes));
     p.run();
     p.finish()
 }
@@ -818,9 +818,9 @@ impl<'a> Parser<'a> {
                     && matches!(self.state, State::In(Section::Triangles, _))
                     && len - pos >= least
                 {
-                    // once per file: a second long section is read on this thread
+                    // once per file: a second long section is read at once
                     self.split = None;
-                    pos = self.split_triangles(pos, threads);
+                    pos = self.split_triangles(pos, threads, least);
                     continue;
                 }
             }
@@ -879,18 +879,24 @@ impl<'a> Parser<'a> {
     /// them, no triangle left open at its end); at the first piece that did not, or after the
     /// `end` of the section, this thread goes on line by line from there, so any problem is
     /// found and reported exactly as without pieces.
-    fn split_triangles(&mut self, start: usize, threads: usize) -> usize {
+    fn split_triangles(&mut self, start: usize, threads: usize, least: usize) -> usize {
         let bytes = self.src.as_bytes();
         let len = bytes.len();
         let State::In(Section::Triangles, kw) = self.state else {
             return start;
         };
+        // Four pieces a thread (of a quarter of `least` at least): the threads take the next
+        // piece when done with one; each piece becomes a run of the section as it was read
+        // (nothing is copied), which lowering lets go once it is lowered.
+        let count = (4 * threads)
+            .min((len - start) / (least / 4).max(1))
+            .max(threads);
         // the cuts: equal lengths, moved to a line start, then on to a triangle's first line
         let mut cuts = vec![start];
         let mut lines = 0usize;
-        for j in 1..threads {
+        for j in 1..count {
             let prev = cuts[cuts.len() - 1];
-            let raw = start + (len - start) / threads * j;
+            let raw = start + (len - start) / count * j;
             if raw <= prev {
                 continue;
             }
@@ -909,47 +915,70 @@ impl<'a> Parser<'a> {
         if cuts.len() <= 2 {
             return start;
         }
-        // room for every triangle at once (untouched room costs no memory), so that the
-        // triangles are never moved to a larger allocation while the pieces are read or joined
-        lines += count_lines(&bytes[cuts[cuts.len() - 2]..]);
+        // room for the first piece's triangles
         if let Some(t) = self.out.triangles.as_mut() {
-            t.triangles.reserve(lines / 4 + 1);
+            t.triangles
+                .reserve(count_lines(&bytes[start..cuts[1]]) / 4 + 1);
         }
         let before = self.diags.len();
         let bones = self.bones.clone();
         let saw_links = self.saw_links;
         let (src, file) = (self.src, self.file);
-        let (pos, pieces) = std::thread::scope(|scope| {
-            let others: Vec<_> = cuts
-                .windows(2)
-                .skip(1)
-                .map(|w| {
-                    let (from, to) = (w[0], w[1]);
-                    let bones = bones.clone();
-                    scope.spawn(move || read_piece(src, file, kw, bones, saw_links, from, to))
-                })
+        // the pieces after the first, which this thread reads itself before joining the others
+        let ranges: Vec<(usize, usize)> = cuts.windows(2).skip(1).map(|w| (w[0], w[1])).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        // the first piece that did not read cleanly (the ones after it are not needed), or
+        // `usize::MAX`; 0 also when this thread's own piece did not
+        let failed = std::sync::atomic::AtomicUsize::new(usize::MAX);
+        let work = || {
+            use std::sync::atomic::Ordering::Relaxed;
+            let mut done = Vec::new();
+            loop {
+                let k = next.fetch_add(1, Relaxed);
+                let Some(&(from, to)) = ranges.get(k).filter(|_| k < failed.load(Relaxed)) else {
+                    break;
+                };
+                let piece = read_piece(src, file, kw, bones.clone(), saw_links, from, to);
+                if piece.is_none() {
+                    failed.fetch_min(k, Relaxed);
+                }
+                done.push((k, piece));
+            }
+            done
+        };
+        let (pos, clean, mut pieces) = std::thread::scope(|scope| {
+            let others: Vec<_> = (1..threads.min(ranges.len() + 1))
+                .map(|_| scope.spawn(work))
                 .collect();
             let pos = self.lines_until(start, cuts[1]);
-            let pieces: Vec<Option<Piece>> = others
-                .into_iter()
-                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect();
-            (pos, pieces)
+            let clean = pos == cuts[1]
+                && self.pending.is_none()
+                && matches!(self.state, State::In(Section::Triangles, _))
+                && Self::only_repeats(&self.diags[before..]);
+            let mut pieces = if clean {
+                work()
+            } else {
+                failed.store(0, std::sync::atomic::Ordering::Relaxed);
+                Vec::new()
+            };
+            for t in others {
+                pieces.extend(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            (pos, clean, pieces)
         });
-        let clean = pos == cuts[1]
-            && self.pending.is_none()
-            && matches!(self.state, State::In(Section::Triangles, _))
-            && Self::only_repeats(&self.diags[before..]);
         if !clean {
             return pos;
         }
-        // and for the links the pieces read
-        if let Some(t) = self.out.triangles.as_mut() {
-            let more: usize = pieces.iter().flatten().map(|p| p.tris.links.len()).sum();
-            t.links.reserve(more);
-        }
-        for (piece, &from) in pieces.into_iter().zip(&cuts[1..]) {
-            let Some(piece) = piece else { return from };
+        pieces.sort_unstable_by_key(|p| p.0);
+        // (the pieces after a failed one may be missing: the joining stops at it)
+        for (k, &from) in cuts[1..cuts.len() - 1].iter().enumerate() {
+            let Some(piece) = pieces
+                .get_mut(k)
+                .filter(|p| p.0 == k)
+                .and_then(|p| p.1.take())
+            else {
+                return from;
+            };
             if let Some(at) = self.take_piece(piece) {
                 return at;
             }
@@ -986,21 +1015,22 @@ impl<'a> Parser<'a> {
                     None => t.materials.insert_full(m).0 as u32,
                 })
                 .collect();
-            let shift = t.links.len() as u32;
-            t.links.extend_from_slice(&p.tris.links);
-            t.triangles.reserve(p.tris.triangles.len());
-            t.triangles
-                .extend(p.tris.triangles.into_iter().map(|mut tri| {
-                    tri.material = materials.get(tri.material as usize).copied().unwrap_or(0);
-                    // as one reading numbers them: a vertex with a link count (even 0) points
-                    // at the end of the links read before it
-                    for v in &mut tri.vertices {
-                        if v.has_link_count {
-                            v.links.0 += shift;
-                        }
-                    }
-                    tri
-                }));
+            let mut run = TriangleRun {
+                triangles: p.tris.triangles,
+                links: p.tris.links,
+            };
+            for tri in &mut run.triangles {
+                tri.material = materials.get(tri.material as usize).copied().unwrap_or(0);
+            }
+            // the piece becomes the last run (this thread reads on into it, in file order);
+            // the run before it joins the earlier ones, unless it is empty
+            let before = TriangleRun {
+                triangles: std::mem::replace(&mut t.triangles, run.triangles),
+                links: std::mem::replace(&mut t.links, run.links),
+            };
+            if !before.triangles.is_empty() || !before.links.is_empty() {
+                t.runs.push(before);
+            }
         }
         p.closed_at
     }
@@ -2345,10 +2375,20 @@ mod tests {
     /// `parse` and the reading in pieces on `threads` threads (every `triangles` section long
     /// enough), and how many pieces were taken.
     fn split_ways(text: &str, threads: usize) -> (Parsed, Parsed, usize) {
-        let one = parse(text, FileId(0));
+        let one = parse_with(text, FileId(0), 1, usize::MAX);
         PIECES_TAKEN.with(|c| c.set(0));
-        let split = parse_with(text, FileId(0), threads, 0);
-        (one, split, PIECES_TAKEN.with(std::cell::Cell::get))
+        let mut split = parse_with(text, FileId(0), threads, 0);
+        let taken = PIECES_TAKEN.with(std::cell::Cell::get);
+        // the same triangles, in runs or not
+        if let Some(t) = split.smd.triangles.as_mut() {
+            assert!(
+                t.runs.len() <= taken,
+                "{} runs from {taken} pieces",
+                t.runs.len()
+            );
+            *t = t.joined();
+        }
+        (one, split, taken)
     }
 
     /// A mesh of `n` triangles: three materials met in a changing order, vertices with 0 to 3
@@ -2409,7 +2449,7 @@ mod tests {
         let n = 60;
         let base = mesh_text(n, 23, 5);
         // clean: pieces are taken, on any number of threads
-        for threads in [2, 3, 4, 7, 16] {
+        for threads in [1, 2, 3, 4, 7, 16] {
             let (one, split, taken) = split_ways(&base, threads);
             assert!(one == split, "{threads} threads");
             assert!(taken > 0, "{threads} threads: no piece taken");
@@ -2447,7 +2487,7 @@ mod tests {
         cases.push(base.replace("end\n", "end\ntriangles\nskin\nend\n")); // a second section
         cases.push(mutate(&base, m - 1, "")); // the last triangle open at the end of the file
         for (i, text) in cases.iter().enumerate() {
-            for threads in [2, 3, 5] {
+            for threads in [1, 2, 3, 5] {
                 let (one, split, _) = split_ways(text, threads);
                 assert!(
                     one == split,
@@ -2471,6 +2511,31 @@ mod tests {
             };
             let (one, split, _) = split_ways(&text, 3);
             assert!(one == split, "{} reads differently in pieces", f.display());
+        }
+    }
+
+    /// Lowering a section read in runs, each let go as it is lowered, gives what lowering it
+    /// read at once gives.
+    #[test]
+    fn runs_lower_as_one_section() {
+        let base = mesh_text(60, 23, 5);
+        let mut one_diags = Vec::new();
+        let one = crate::smd::lower_smd(
+            &parse_with(&base, FileId(0), 1, usize::MAX).smd,
+            FileId(0),
+            &mut one_diags,
+        );
+        for threads in [1, 2, 5] {
+            let split = parse_with(&base, FileId(0), threads, 0);
+            assert!(split
+                .smd
+                .triangles
+                .as_ref()
+                .is_some_and(|t| t.runs.len() > 1));
+            let mut diags = Vec::new();
+            let lowered = crate::smd::lower_smd_owned(split.smd, FileId(0), &mut diags);
+            assert!(lowered == one, "{threads} threads");
+            assert_eq!(diags, one_diags);
         }
     }
 
