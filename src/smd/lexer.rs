@@ -344,6 +344,17 @@ pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f
     None
 }
 
+/// The ASCII digits of `b` from `i` on, appended to `m` (`m·10 + digit`, wrapping): where they
+/// end, and `m`.
+#[inline(always)]
+pub(crate) fn take_digits(b: &[u8], mut i: usize, mut m: u64) -> (usize, u64) {
+    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        i += 1;
+    }
+    (i, m)
+}
+
 /// A whole token read as a number in one pass, exactly as [`number_kind`] then [`parse_f32`]
 /// read it: `Some((kind, value))` when the token is `Int` or `Float` (the value `None` when
 /// `parse_f32` rejects it), `None` when it is a `Word` or has a byte [`number_kind`] refuses.
@@ -356,10 +367,7 @@ pub fn read_number(t: &str) -> Option<(Token, Option<f32>)> {
     };
     let mut m: u64 = 0;
     let int_start = i;
-    while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-        m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-        i += 1;
-    }
+    (i, m) = take_digits(b, i, m);
     let mut digits = i - int_start;
     let mut frac = 0usize;
     let mut point = false;
@@ -367,10 +375,7 @@ pub fn read_number(t: &str) -> Option<(Token, Option<f32>)> {
         point = true;
         i += 1;
         let frac_start = i;
-        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            i += 1;
-        }
+        (i, m) = take_digits(b, i, m);
         frac = i - frac_start;
         digits += frac;
     }

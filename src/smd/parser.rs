@@ -348,10 +348,7 @@ fn number_token(text: &str, mut i: usize, end: usize) -> Option<NumberToken> {
         i += 8;
         (digits, frac, point) = (7, 6, true);
     } else {
-        while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            i += 1;
-        }
+        (i, m) = lexer::take_digits(b, i, m);
         digits = i - int_start;
         frac = 0;
         point = b.get(i) == Some(&b'.');
@@ -368,10 +365,7 @@ fn number_token(text: &str, mut i: usize, end: usize) -> Option<NumberToken> {
             frac = 6;
         } else {
             let frac_start = i;
-            while let Some(&c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-                m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-                i += 1;
-            }
+            (i, m) = lexer::take_digits(b, i, m);
             frac = i - frac_start;
         }
         digits += frac;
