@@ -368,7 +368,7 @@ pub fn compile_source(
 ) -> Option<Vec<(std::path::PathBuf, Vec<u8>)>> {
     let model = crate::build::build_model_sharing(spec, fs, sources, diags, shared)?;
     let base = crate::output::output_path(&model, &spec.source, out_dir, diags);
-    let files = crate::formats::source::compile(&model, diags)?;
+    let files = crate::formats::source::compile_owned(model, diags)?;
     const SUFFIXES: [&str; 7] = [
         ".mdl",
         ".vvd",

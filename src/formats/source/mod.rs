@@ -38,10 +38,46 @@ pub fn compile(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(String, Vec<u8>)>> {
     let plan: model::SourceModel = prepare::prepare(model, diags)?;
+    write_files(plan, &Cited::of(model), diags)
+}
+
+/// [`compile`], letting the model go once it is prepared: its meshes are the largest thing a
+/// big model holds, and the files are made from the prepared model alone.
+pub fn compile_owned(
+    model: crate::ir::model::Model,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(String, Vec<u8>)>> {
+    let plan: model::SourceModel = prepare::prepare(&model, diags)?;
+    let cited = Cited::of(&model);
+    drop(model);
+    write_files(plan, &cited, diags)
+}
+
+/// What of the model the writing's diagnostics point at.
+struct Cited {
+    anim_block_size: Option<crate::diag::FileSpan>,
+    collision: Option<crate::diag::FileSpan>,
+}
+
+impl Cited {
+    fn of(model: &crate::ir::model::Model) -> Cited {
+        Cited {
+            anim_block_size: model.anim_block_size.as_ref().map(|n| n.span.span()),
+            collision: model.collision.as_ref().map(|c| c.span),
+        }
+    }
+}
+
+/// The files of a prepared model.
+fn write_files(
+    plan: model::SourceModel,
+    cited: &Cited,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(String, Vec<u8>)>> {
     let (mut mdl, ani) = write::write_mdl(&plan);
     // the engine keeps at most 256 anim blocks, the MDL itself included (`MAXSTUDIOANIMBLOCKS`);
     // checked before the other files are made
-    if let (Some(ani), Some(n)) = (&ani, &model.anim_block_size) {
+    if let (Some(ani), Some(span)) = (&ani, cited.anim_block_size) {
         if ani.blocks.len() > 256 {
             diags.push(
                 Diagnostic::new(
@@ -50,7 +86,7 @@ pub fn compile(
                         "the animations need {} blocks of this size; Source reads at most 255",
                         ani.blocks.len() - 1
                     ),
-                    n.span.span(),
+                    span,
                     "this block size",
                 )
                 .with_note("give a larger `$animblocksize`"),
@@ -84,8 +120,7 @@ pub fn compile(
         match phy_write::write_phy(p, check) {
             Ok(b) => out.push((format!("{stem}.phy"), b)),
             Err(e) => {
-                let span = model.collision.as_ref().map(|c| c.span);
-                if let Some(span) = span {
+                if let Some(span) = cited.collision {
                     diags.push(
                         Diagnostic::new(
                             crate::diag::Code::PhysicsLimit,
