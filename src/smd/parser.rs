@@ -157,18 +157,19 @@ impl Parsed {
     }
 }
 
-/// Parses an SMD or VTA file's text.
+/// Parses an SMD or VTA file's text on this thread.
 pub fn parse(text: &str, file: FileId) -> Parsed {
     parse_split(text, file, 1)
 }
 
-/// A `triangles` section at least this long is read in pieces on several threads (below it a
-/// thread costs more than it saves).
+/// A `triangles` section at least this long is read in pieces, four a thread, each kept as a
+/// run of the section (below it a piece costs more than it saves).
 pub const SPLIT_TRIANGLES_BYTES: usize = 4 << 20;
 
-/// [`parse`] on up to `threads` threads: a long `triangles` section is cut into that many
-/// pieces, each starting on a triangle, read side by side and joined; the result is the same
-/// as [`parse`]'s in every case (see [`Parser::split_triangles`]).
+/// [`parse`] on up to `threads` threads: a long `triangles` section is cut into pieces, each
+/// starting on a triangle, read side by side and kept as runs of the section; the tree and
+/// the diagnostics are [`parse`]'s in every case but for where the runs begin (see
+/// [`Parser::split_triangles`] and [`TrianglesSection::joined`]).
 pub fn parse_split(text: &str, file: FileId, threads: usize) -> Parsed {
     parse_with(text, file, threads, SPLIT_TRIANGLES_BYTES)
 }
@@ -861,14 +862,15 @@ impl<'a> Parser<'a> {
             .all(|d| matches!(d.code, Code::SmdWeightSum | Code::SmdDuplicateLink))
     }
 
-    /// Reads the `triangles` section that starts at `start` (no triangle pending) in
-    /// `threads` pieces: returns where this thread goes on reading line by line.
+    /// Reads the `triangles` section that starts at `start` (no triangle pending) in pieces,
+    /// on up to `threads` threads: returns where this thread goes on reading line by line.
     ///
     /// In a section read without a word, every triangle takes four lines: the pieces are cut
     /// where the number of lines since `start` is a multiple of four, so each starts with a
     /// material line exactly as the one-thread reading would reach it. This thread reads the
-    /// first piece itself; the others are read by parsers of their own (same bones, no
-    /// triangle pending). A piece is taken only when everything before it read cleanly (no
+    /// first piece itself, then takes pieces as the other threads do; each of those is read by
+    /// a parser of its own (same bones, no triangle pending) and becomes a run of the section
+    /// ([`TrianglesSection`]). A piece is taken only when everything before it read cleanly (no
     /// diagnostic but the repeated-warning reports, which are merged as one reading makes
     /// them, no triangle left open at its end); at the first piece that did not, or after the
     /// `end` of the section, this thread goes on line by line from there, so any problem is
