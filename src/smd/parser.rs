@@ -169,7 +169,7 @@ pub const SPLIT_TRIANGLES_BYTES: usize = 4 << 20;
 /// [`parse`] on up to `threads` threads: a long `triangles` section is cut into pieces, each
 /// starting on a triangle, read side by side and kept as runs of the section; the tree and
 /// the diagnostics are [`parse`]'s in every case but for where the runs begin (see
-/// [`Parser::split_triangles`] and [`TrianglesSection::joined`]).
+/// the parser's `split_triangles`, and [`TrianglesSection::joined`]).
 pub fn parse_split(text: &str, file: FileId, threads: usize) -> Parsed {
     parse_with(text, file, threads, SPLIT_TRIANGLES_BYTES)
 }
