@@ -890,6 +890,8 @@ impl<'a> Parser<'a> {
         // the cuts: equal lengths, moved to a line start, then on to a triangle's first line
         let mut cuts = vec![start];
         let mut lines = 0usize;
+        // the lines of the first piece
+        let mut first_lines = 0usize;
         for j in 1..count {
             let prev = cuts[cuts.len() - 1];
             let raw = start + (len - start) / count * j;
@@ -906,6 +908,9 @@ impl<'a> Parser<'a> {
                 break;
             }
             cuts.push(at);
+            if cuts.len() == 2 {
+                first_lines = lines;
+            }
         }
         cuts.push(len);
         if cuts.len() <= 2 {
@@ -913,8 +918,7 @@ impl<'a> Parser<'a> {
         }
         // room for the first piece's triangles
         if let Some(t) = self.out.triangles.as_mut() {
-            t.triangles
-                .reserve(count_lines(&bytes[start..cuts[1]]) / 4 + 1);
+            t.triangles.reserve(first_lines / 4 + 1);
         }
         let before = self.diags.len();
         let bones = self.bones.clone();
