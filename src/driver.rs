@@ -675,35 +675,19 @@ fn build_all(paths: &[impl AsRef<Path>], opts: &BuildOptions<'_>) -> Build {
         }
         return build;
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
     // Projects built side by side share the SMD files they both read (parsed once).
     let shared = SharedSmds::default();
-    let work = || {
+    // This thread is one of the workers; each holds a core while it builds a project.
+    let parts = crate::threads::map_parallel(&paths, threads, |path| {
         let _worker = crate::threads::ProjectWorker::enter();
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(path) = paths.get(i) else { break };
-            let mut build = Build::default();
-            build_one(path, opts, Some(&shared), &mut build);
-            // what is left of a finished project until all are: its outputs and diagnostics
-            build.report.sources.keep_cited(&build.report.diagnostics);
-            done.push((i, build));
-        }
-        done
-    };
-    // This thread is one of the workers.
-    let mut parts: Vec<(usize, Build)> = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut done = work();
-        for w in others {
-            done.extend(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-        done
+        let mut build = Build::default();
+        build_one(path, opts, Some(&shared), &mut build);
+        // what is left of a finished project until all are: its outputs and diagnostics
+        build.report.sources.keep_cited(&build.report.diagnostics);
+        build
     });
-    parts.sort_by_key(|(i, _)| *i);
     let mut build = Build::default();
-    for (_, part) in parts {
+    for part in parts {
         join_build(&mut build, part);
     }
     build
