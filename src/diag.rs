@@ -596,6 +596,8 @@ codes! {
     BuildJiggleConflict = "W0418", Warning;
     /// an `is_flexible` or `is_rigid` jiggle group without `length`
     BuildJiggleNoLength = "W0419", Warning;
+    /// a Source `$attachment` with an empty bone name, attached to the root bone
+    BuildAttachmentNoBone = "W0420", Warning;
     /// `$ikautoplaylock` names an IK chain no `$ikchain` defines
     BuildUnknownIkChain = "E0414", Error;
     /// an eyeball or mouth names a bone that is not in the skeleton

@@ -266,7 +266,8 @@ fn check_writes_no_file() {
         .map(|(p, _)| p.to_string_lossy().into_owned())
         .collect();
     // Run from an empty working directory, which must stay empty.
-    let cwd = std::env::temp_dir().join(format!("mdlc-cli-test-{}", std::process::id()));
+    let cwd = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-test");
+    let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
     for format in ["human", "json"] {
         let o = Command::new(env!("CARGO_BIN_EXE_mdlc"))
@@ -287,7 +288,7 @@ fn check_writes_no_file() {
 /// order the projects were given, and both models are written.
 #[test]
 fn build_of_several_projects_renders_each_projects_diagnostics() {
-    let tmp = std::env::temp_dir().join(format!("mdlc-cli-several-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-several");
     let _ = std::fs::remove_dir_all(&tmp);
     let src = Path::new(ROOT).join("testdata/goldsrc/inspect/box");
     // each names its sequence twice (`b` two lines further down)
@@ -344,7 +345,7 @@ fn spine_reference(root: &str) -> String {
 /// bone different parents).
 #[test]
 fn a_later_diagnostic_shows_the_lines_of_files_parsed_without_one() {
-    let tmp = std::env::temp_dir().join(format!("mdlc-cli-reread-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-reread");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::write(tmp.join("ref1.smd"), spine_reference("root")).unwrap();
@@ -376,7 +377,7 @@ fn a_later_diagnostic_shows_the_lines_of_files_parsed_without_one() {
 /// project parses them, while another holds them, and after.
 #[test]
 fn projects_sharing_files_report_and_write_as_when_built_alone() {
-    let tmp = std::env::temp_dir().join(format!("mdlc-cli-shared-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-shared");
     let _ = std::fs::remove_dir_all(&tmp);
     let src = Path::new(ROOT).join("testdata/goldsrc/inspect/box");
     let shared = tmp.join("shared");
@@ -441,7 +442,7 @@ fn projects_sharing_files_report_and_write_as_when_built_alone() {
 /// different parents).
 #[test]
 fn a_later_diagnostic_shows_the_lines_of_a_shared_file_in_each_project() {
-    let tmp = std::env::temp_dir().join(format!("mdlc-cli-shared-reread-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-shared-reread");
     let _ = std::fs::remove_dir_all(&tmp);
     let shared = tmp.join("shared");
     std::fs::create_dir_all(&shared).unwrap();
@@ -482,7 +483,7 @@ fn a_later_diagnostic_shows_the_lines_of_a_shared_file_in_each_project() {
 /// even an output folder or an up-to-date record.
 #[test]
 fn check_reports_back_end_diagnostics_and_writes_nothing() {
-    let tmp = std::env::temp_dir().join(format!("mdlc-cli-backend-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-backend");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::copy(

@@ -739,7 +739,8 @@ fn errors_have_codes_and_spans() {
 
 #[test]
 fn too_many_events_and_pivots() {
-    let dir = std::env::temp_dir().join(format!("mdlc-gs-anim-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-gs-anim");
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for f in ["ref.smd", "idle.smd"] {
         std::fs::copy(testdata("basic").join(f), dir.join(f)).unwrap();

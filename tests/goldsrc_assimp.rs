@@ -332,8 +332,8 @@ fn check(bin: &Path, main: &Path) -> Result<usize, String> {
         .collect();
     let group_refs: Vec<&[u8]> = group_files.iter().map(|g| g.as_slice()).collect();
     let parsed = read::parse(&bytes, tbytes.as_deref(), &group_refs).map_err(|e| e.0)?;
-    let dump_path =
-        std::env::temp_dir().join(format!("mdlc-assimp-{}-{stem}.assxml", std::process::id()));
+    let dump_path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("mdlc-assimp-{stem}.assxml"));
     let dumped = Command::new(bin)
         .current_dir(dir)
         .arg("dump")
@@ -738,7 +738,8 @@ fn assimp_reads_every_goldsrc_model_mdlc_builds() {
             vec![],
         ));
     }
-    let tmp = std::env::temp_dir().join(format!("mdlc-assimp-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-assimp");
+    let _ = std::fs::remove_dir_all(&tmp);
     let mut failures = Vec::new();
     let mut checked = 0;
     let mut frames = 0;

@@ -487,7 +487,8 @@ fn quoted_sequence_options_are_options_as_valves_tokenizer_drops_quotes() {
 
 #[test]
 fn a_modelname_with_backslashes_is_a_path_and_is_stored_as_written() {
-    let dir = std::env::temp_dir().join(format!("mdlc-heldout-bs-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-heldout-bs");
+    let _ = std::fs::remove_dir_all(&dir);
     let (files, codes) = build_in(&fixture("modelname_backslash/bs.qc"), Some(&dir));
     assert!(
         codes
@@ -565,7 +566,8 @@ fn without_modelname_the_model_is_named_after_the_qc() {
     assert_eq!(&group[8..29], b"models\\nomodel01.mdl\0");
 
     // With `-o DIR`: `DIR/nomodel.mdl`, the same bytes.
-    let dir = std::env::temp_dir().join(format!("mdlc-heldout-nm-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-heldout-nm");
+    let _ = std::fs::remove_dir_all(&dir);
     let (files_o, _) = build_in(&qc, Some(&dir));
     let files_o = files_o.expect("the model builds");
     assert_eq!(files_o[1].0, dir.join("nomodel.mdl"));

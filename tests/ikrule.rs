@@ -382,6 +382,71 @@ fn male01_ik_rules_match_valves_build() {
     }
 }
 
+/// `usesequence` reads the pose of the sequence that plays the animation (2006 SDK
+/// `CalcSeqTransforms`): the rest pose with the animation blended in by the sequence's bone
+/// weights, frames wrapping over the animation's length; `usesource` wraps over the file's
+/// frames. A range past the last frame of an animation that does not loop is therefore not an
+/// error with either (Mapbase's `male_shared.qc` has such rules). A quoted `"ACT_…"` appended
+/// with `$continue` is the sequence's activity.
+#[test]
+fn usesequence_and_usesource_rules_read_as_valves_compiler_does() {
+    let dir = common::build_fresh(
+        &Path::new(FIXTURES).join("usesequence.qc"),
+        "ikrule-usesequence",
+    );
+    let mdl = common::files_with_ext(&dir, &["mdl"]).remove(0);
+    let check = |reader: &str, anims: &Anims| {
+        let rule = |name: &str| -> &Rule {
+            &anims
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("{reader}: no {name}"))
+                .1[0]
+        };
+        // the hand rises 1 inch a frame in `walk.smd` (10 + t in the pelvis's space, see
+        // `check_rules`); weighted 0 by the sequence's list it stays at rest: 10 at every frame
+        let held = rule("@held");
+        let e = held.error.as_ref().unwrap();
+        assert_eq!(e.len(), 5, "{reader}");
+        for x in e {
+            assert!(
+                near(x, &[10.0, 10.0, 0.0, PI2, 0.0, PI2], STEP),
+                "{reader}: {x:?}"
+            );
+        }
+        // range 3 4 1 1 on 5 frames: tail and end wrap to 5, so 5 error frames from frame 3
+        // (3 + 2 past the end); frames 5, 6, 7 read frames 0, 1, 2
+        for name in ["@wrapped", "@wrapped_source"] {
+            let r = rule(name);
+            assert_eq!(r.cycles, [0.75, 1.0, 1.25, 1.25, 1.0], "{reader} {name}");
+            let e = r.error.as_ref().unwrap();
+            let rise: Vec<f64> = e.iter().map(|x| x[0] - 10.0).collect();
+            assert!(
+                near(&rise, &[3.0, 4.0, 0.0, 1.0, 2.0], STEP),
+                "{reader} {name}: {rise:?}"
+            );
+        }
+    };
+    check("mdlc", &own_rules(&mdl));
+    let m = common::inspect_json(&mdl)["mdl"].clone();
+    let wrapped = m["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == "wrapped")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (wrapped["activity"].as_str(), wrapped["actweight"].as_i64()),
+        (Some("ACT_WALK"), Some(2)),
+        "{wrapped}"
+    );
+    if let Some((anims, _)) = oracle_rules(&mdl) {
+        check("oracle", &anims);
+        source_common::oracle_check(&mdl);
+    }
+}
+
 /// Each error Valve's compiler stops at, with its span; everything is reported in one run and
 /// nothing is written.
 #[test]

@@ -47,7 +47,8 @@ fn toml_from_import_builds_the_same_ir_as_the_qc() {
         57,
         "SOURCES.md lists 57 QC files (42 + 15 folders, with mapbase-mp-male01 and mapbase-mp-ar2-cartridge)"
     );
-    let tmp = std::env::temp_dir().join(format!("mdlc-import-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-import");
+    let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     for (i, qc) in files.iter().enumerate() {
         let mut sources = Sources::new();
@@ -112,7 +113,8 @@ fn toml_from_import_builds_the_same_ir_as_the_qc() {
 #[test]
 fn import_qc_writes_only_when_it_should() {
     let bin = env!("CARGO_BIN_EXE_mdlc");
-    let tmp = std::env::temp_dir().join(format!("mdlc-import-cli-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-import-cli");
+    let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::write(tmp.join("ok_ref.smd"), "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\nm\n0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n").unwrap();
     std::fs::write(
@@ -234,7 +236,8 @@ fn goldsrc_models_built_from_imported_toml_equal_valves_files() {
     let Some(dir) = corpus_dir() else { return };
     let models = dir.join("goldsrc-hl1/modelsrc/models");
     let expected = dir.join("goldsrc-hl1/expected");
-    let tmp = std::env::temp_dir().join(format!("mdlc-import-gs-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-import-gs");
+    let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     let mut compared = 0;
     for mdl in files_with_ext(&expected, &["mdl"]) {

@@ -383,3 +383,28 @@ fn anim_block_size_writes_an_ani() {
     assert!(dir.join("out/test/b.mdl").is_file());
     assert!(dir.join("out/test/b.ani").is_file());
 }
+
+/// An attachment with an empty bone name (Punt's laser props in reepblue/SourceSDKContent) is
+/// attached to the root bone with W0420 at the empty name, exactly as if it named that bone.
+#[test]
+fn an_attachment_without_a_bone_is_put_on_the_root_bone() {
+    let dir = scratch("empty-bone");
+    let err = build(&fixture("empty_bone.qc"), &dir);
+    assert_eq!(codes(&err), ["W0420"], "{err}");
+    assert!(err.contains("empty_bone.qc:8:20"), "{err}");
+    let empty = inspect_json(&dir.join("out/test/empty_bone.mdl"));
+    let named = dir.join("named.qc");
+    let text = std::fs::read_to_string(fixture("empty_bone.qc"))
+        .unwrap()
+        .replace("\"emit\" \"\"", "\"emit\" \"root\"")
+        .replace(
+            "../anim_chain/",
+            &format!("{}/", fixture("../anim_chain").display()),
+        );
+    std::fs::write(&named, text).unwrap();
+    assert!(codes(&build(&named, &dir)).is_empty());
+    let root = inspect_json(&dir.join("out/test/empty_bone.mdl"));
+    let attachments = &empty["mdl"]["attachments"];
+    assert_eq!(attachments.as_array().unwrap().len(), 1);
+    assert_eq!(attachments, &root["mdl"]["attachments"]);
+}

@@ -160,7 +160,8 @@ fn compare(ours: &source::Files, valve: &source::Files) -> Vec<String> {
 #[test]
 fn corpus_models_compile_check_and_match_valve() {
     let Some(dir) = corpus_dir() else { return };
-    let out_root = std::env::temp_dir().join(format!("mdlc-source-corpus-{}", std::process::id()));
+    let out_root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-source-corpus");
+    let _ = std::fs::remove_dir_all(&out_root);
     let mut report = Vec::new();
     let mut total_differences = 0;
     for (qc, valve) in PAIRS {
@@ -210,7 +211,8 @@ const RATCHET: usize = 0;
 #[test]
 fn other_source_corpus_qcs_compile_and_pass_the_checks() {
     let Some(dir) = corpus_dir() else { return };
-    let out_root = std::env::temp_dir().join(format!("mdlc-source-other-{}", std::process::id()));
+    let out_root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-source-other");
+    let _ = std::fs::remove_dir_all(&out_root);
     for qc in ["sdk2004-lantern", "th-v357", "sdk-male06"] {
         for q in common::files_with_ext(&dir.join(qc), &["qc"]) {
             let (files, diags) = compile_qc(&q);

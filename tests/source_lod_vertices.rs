@@ -43,7 +43,8 @@ fn mesh_counts(f: &source::Files) -> Vec<String> {
 fn lod_vertex_counts_match_valve_per_mesh_and_lod() {
     let Some(dir) = corpus_dir() else { return };
     let out_root =
-        std::env::temp_dir().join(format!("mdlc-source-lod-vertices-{}", std::process::id()));
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-source-lod-vertices");
+    let _ = std::fs::remove_dir_all(&out_root);
     let mut wrong = Vec::new();
     for (qc, valve) in LOD_PAIRS {
         let (files, diags) = compile_qc(&dir.join(qc));
@@ -91,7 +92,8 @@ fn lod_vertices_take_root_links_and_the_lods_bone_replacements() {
     let qc = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/lods/skinned/skinned.qc");
     let (files, diags) = compile_qc(&qc);
     assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
-    let out = std::env::temp_dir().join(format!("mdlc-lod-skinned-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-lod-skinned");
+    let _ = std::fs::remove_dir_all(&out);
     let mdl = write_files(&out, &files.expect("output"));
     let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
     let names: Vec<&str> = f.mdl.bones.iter().map(|b| b.name.as_str()).collect();

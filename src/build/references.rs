@@ -64,9 +64,30 @@ impl Builder<'_> {
             .attachments
             .iter()
             .filter_map(|a| {
+                let bone = if self.target == Target::Source
+                    && a.bone.value.is_empty()
+                    && !bones.is_empty()
+                {
+                    r.diags.push(
+                        Diagnostic::new(
+                            Code::BuildAttachmentNoBone,
+                            format!(
+                                "attachment `{}` names no bone; mdlc attaches it to the root bone \"{}\"",
+                                a.name.value, bones[0].name
+                            ),
+                            loc(a.bone.span),
+                            "empty bone name",
+                        )
+                        .with_note("the 2006 SDK's compiler stops here (\"unknown attachment link\"); QC files written for later compilers have this form, mostly static props with `absolute` attachments, whose one bone never moves")
+                        .with_note("help: name the bone the attachment follows"),
+                    );
+                    BoneId(0)
+                } else {
+                    r.must(&a.bone, "attachment")?
+                };
                 Some(Attachment {
                     name: a.name.clone(),
-                    bone: r.must(&a.bone, "attachment")?,
+                    bone,
                     position: a.position,
                     flags: a.flags.clone(),
                     rotate_deg: a.rotate_deg,

@@ -200,7 +200,7 @@ pub fn oracle_check(mdl: &Path) -> Option<serde_json::Value> {
 
 /// A fresh scratch folder for one test (`kind` keeps the suites apart).
 pub fn tmp(kind: &str, name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mdlc-{kind}-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mdlc-{kind}-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

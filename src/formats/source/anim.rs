@@ -11,6 +11,7 @@ use crate::ir::written::motion_bit;
 use super::animcodec::{self, AnimInput, BoneBase, Encoded, LocalPose};
 use super::math::{self, Aabb, M34};
 use super::model::{
+    AL_LOCAL, AL_NOBLEND, AL_POSE, AL_SPLINE, AL_XFADE,
     AnimBlocks, AnimPlan, PAnim, PAutoLayer, PBodyPart, PBone, PEvent, PHitboxSet, PMovement,
     PPoseParam, PSeq,
 };
@@ -476,7 +477,18 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
                 )
             })
             .collect();
-        let counts = super::ikrule::build(model, &mut anims, &seq_anims, cx, diags)?;
+        let mut fixed = vec![false; nb];
+        for (k, _) in &alignments {
+            if let Some(f) = fixed.get_mut(*k) {
+                *f = true;
+            }
+        }
+        let sequences = super::ikrule::Sequences {
+            seqs: &seqs,
+            fixed_alignment: &fixed,
+        };
+        let counts =
+            super::ikrule::build(model, &mut anims, &seq_anims, &sequences, cx, diags)?;
         if counts.len() == seqs.len() {
             for (ps, n) in seqs.iter_mut().zip(counts) {
                 ps.numikrules = n;
@@ -1456,12 +1468,12 @@ fn rotation_middle(a: &PAnim, k: usize, nb: usize) -> [f32; 4] {
 }
 
 /// `QuaternionSlerp`: `q` aligned to `p`, then [`slerp_no_align`].
-fn slerp(p: [f32; 4], q: [f32; 4], t: f32) -> [f32; 4] {
+pub(super) fn slerp(p: [f32; 4], q: [f32; 4], t: f32) -> [f32; 4] {
     slerp_no_align(p, math::quat_align(p, q), t)
 }
 
 /// `QuaternionSlerpNoAlign` (source-sdk-2013 `mathlib`), its opposite-quaternion case included.
-fn slerp_no_align(p: [f32; 4], q: [f32; 4], t: f32) -> [f32; 4] {
+pub(super) fn slerp_no_align(p: [f32; 4], q: [f32; 4], t: f32) -> [f32; 4] {
     let cosom = p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] * q[3];
     if 1.0 + cosom > 0.000_001 {
         let (sp, sq) = if 1.0 - cosom > 0.000_001 {
@@ -2645,6 +2657,7 @@ fn autolayers(
             peak: 0.0,
             tail: 0.0,
             end: 0.0,
+            frames: [0.0; 4],
         };
         if k == "blendlayer" {
             let num = |i: usize| -> f32 {
@@ -2658,15 +2671,15 @@ fn autolayers(
             let mut i = 5;
             while let Some(w) = c.args.get(i) {
                 match w.value.to_ascii_lowercase().as_str() {
-                    "xfade" => layer.flags |= 0x80,
-                    "spline" => layer.flags |= 0x40,
-                    "noblend" => layer.flags |= 0x200,
+                    "xfade" => layer.flags |= AL_XFADE,
+                    "spline" => layer.flags |= AL_SPLINE,
+                    "noblend" => layer.flags |= AL_NOBLEND,
                     "local" => {
-                        layer.flags |= 0x1000;
+                        layer.flags |= AL_LOCAL;
                         *seq_flags |= LOCAL;
                     }
                     "poseparameter" => {
-                        layer.flags |= 0x4000;
+                        layer.flags |= AL_POSE;
                         pose = true;
                         i += 1;
                         if let Some(p) = c.args.get(i) {
@@ -2701,6 +2714,7 @@ fn autolayers(
                     }
                 }
             };
+            layer.frames = vals;
             layer.start = to_unit(vals[0]);
             layer.peak = to_unit(vals[1]);
             layer.tail = to_unit(vals[2]);

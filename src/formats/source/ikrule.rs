@@ -23,10 +23,12 @@ use crate::diag::{Code, Diagnostic, FileSpan};
 use crate::ir::model::{Anim, Model};
 use crate::ir::written::AnimCommand;
 
-use super::anim::{Context, DELTA, LOOPING};
+use super::anim::{Context, DELTA, LOOPING, POST};
 use super::animcodec::{rle_stream, LocalPose};
 use super::math::{self, M34};
-use super::model::{PAnim, PIkRule, IK_ATTACHMENT, IK_GROUND, IK_RELEASE, IK_SELF, IK_UNLATCH};
+use super::model::{
+    PAnim, PIkRule, PSeq, AL_NOBLEND, AL_POSE, AL_SPLINE, AL_XFADE, IK_ATTACHMENT, IK_GROUND, IK_RELEASE, IK_SELF, IK_UNLATCH,
+};
 
 /// One frame of an IK rule's error: position (inches) and Euler angles (radians).
 pub type IkErrorFrame = ([f32; 3], [f32; 3]);
@@ -563,6 +565,7 @@ pub fn build(
     model: &Model,
     anims: &mut [PAnim],
     seq_anims: &[(Vec<usize>, FileSpan)],
+    sequences: &Sequences,
     cx: &Context,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<i32>> {
@@ -594,7 +597,7 @@ pub fn build(
         }
         let mut out = Vec::with_capacity(rules.len() + cx.ik_chains.len());
         for r in &mut rules {
-            if let Some(rule) = errors_of(a, ai, base_index, r, anims, cx, diags) {
+            if let Some(rule) = errors_of(a, ai, base_index, r, anims, sequences, cx, diags) {
                 out.push(rule);
             }
         }
@@ -734,6 +737,7 @@ fn errors_of(
     base_index: usize,
     r: &mut Rule,
     anims: &[PAnim],
+    sequences: &Sequences,
     cx: &Context,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<PIkRule> {
@@ -777,21 +781,41 @@ fn errors_of(
                 r.span,
                 "this IK rule",
             )
-            .with_note("only a looping animation's rules may run past its last frame; Valve's compiler stops the same way"),
+            .with_note("only a looping animation's rules, and `usesequence` or `usesource` rules, may run past its last frame; Valve's compiler stops the same way"),
         );
     };
-    let world = |t: i32, diags: &mut Vec<Diagnostic>| -> Option<Vec<M34>> {
-        let w = match &raw {
-            Some(raw) => usize::try_from(t)
-                .ok()
-                .and_then(|t| raw.get(t * nb..(t + 1) * nb))
-                .map(|p| pose_world(p, None, cx)),
-            None => frame_world(pa, &base.frames, t, cx),
-        };
+    // `usesequence`: the first sequence whose first animation this is (`CalcSeqTransforms`;
+    // with none, the SDK reads past its sequence list, so mdlc takes the animation's own frames
+    // as a sequence of its own would give them)
+    let use_sequence = r.use_sequence.then(|| {
+        sequences
+            .seqs
+            .iter()
+            .position(|s| s.anims.first().is_some_and(|&x| x as usize == ai))
+    });
+    // the animation's own frames (`CalcBoneTransforms`)
+    let plain = |t: i32, diags: &mut Vec<Diagnostic>| -> Option<Vec<M34>> {
+        let w = frame_world(pa, &base.frames, t, cx);
         if w.is_none() {
             out_of_range(t, diags);
         }
         w
+    };
+    let world = |t: i32, diags: &mut Vec<Diagnostic>| -> Option<Vec<M34>> {
+        if let Some(seq) = use_sequence {
+            return Some(sequences.world(seq, ai, t, anims, cx));
+        }
+        match &raw {
+            // `BuildRawTransforms` wraps the frame over the source's frames (unverified when
+            // a `frame` range crops the animation: the SDK wraps over the whole file, mdlc
+            // over the frames it kept)
+            Some(raw) => {
+                let n = (raw.len() / nb.max(1)) as i32;
+                let t = if n > 0 { t.rem_euclid(n) as usize } else { 0 };
+                raw.get(t * nb..(t + 1) * nb).map(|p| pose_world(p, None, cx))
+            }
+            None => plain(t, diags),
+        }
     };
     let resolve_bone = |name: &crate::diag::Spanned<String>, diags: &mut Vec<Diagnostic>| match cx
         .bones
@@ -837,7 +861,8 @@ fn errors_of(
                 }
             }
             if let Ok(b) = usize::try_from(r.bone) {
-                let w = world(contact, diags)?;
+                // the contact pose is always the animation's own (`CalcBoneTransforms`)
+                let w = plain(contact, diags)?;
                 r.pos = [w[b][0][3], w[b][1][3], w[b][2][3]];
                 r.q = math::matrix_quat(&w[b]);
             }
@@ -914,6 +939,181 @@ fn errors_of(
         attachment: r.attachment.clone(),
         error,
     })
+}
+
+/// What `usesequence` rules read: the model's sequences, and the bones `$limitrotation` gave a
+/// fixed alignment (`BONE_FIXED_ALIGNMENT`, blended without aligning their quaternions).
+pub struct Sequences<'a> {
+    pub seqs: &'a [PSeq],
+    pub fixed_alignment: &'a [bool],
+}
+
+/// How deep layers of layers are followed; a sequence that layers itself would never end in the
+/// SDK (it recurses until its stack is gone), and mdlc stops here.
+const MAX_LAYER_DEPTH: usize = 16;
+
+impl Sequences<'_> {
+    /// Model-space bone matrices of frame `frame` of sequence `seq` (2006 SDK
+    /// `CalcSeqTransforms`): the rest pose, the sequence's first animation blended in by its
+    /// bone weights, then its layers. `own` is the rule's animation, used when there is no
+    /// sequence.
+    fn world(&self, seq: Option<usize>, own: usize, frame: i32, anims: &[PAnim], cx: &Context) -> Vec<M34> {
+        let mut q: Vec<[f32; 4]> = cx.bones.iter().map(|b| math::euler_quat(b.rot)).collect();
+        let mut pos: Vec<[f32; 3]> = cx.bones.iter().map(|b| b.pos).collect();
+        match seq {
+            Some(s) => self.accumulate(&mut pos, &mut q, s, frame as f32, 1.0, anims, 0),
+            None => {
+                if let Some(a) = anims.get(own) {
+                    let single = self.single(a, frame as f32, cx.bones.len());
+                    for (k, (p2, q2)) in single.into_iter().enumerate() {
+                        (pos[k], q[k]) = (p2, q2);
+                    }
+                }
+            }
+        }
+        let mut world: Vec<M34> = Vec::with_capacity(cx.bones.len());
+        for (k, bone) in cx.bones.iter().enumerate() {
+            let local = math::quat_matrix(q[k], pos[k]);
+            let w = match bone.parent.and_then(|p| world.get(p)) {
+                Some(pw) => math::mul(pw, &local),
+                None => local,
+            };
+            world.push(w);
+        }
+        world
+    }
+
+    /// `CalcPoseSingle`: frame `(int) frame % numframes` of an animation, no interpolation.
+    fn single(&self, a: &PAnim, frame: f32, nb: usize) -> Vec<([f32; 3], [f32; 4])> {
+        let n = a.num_frames.max(1) as i32;
+        let f = (frame as i32).rem_euclid(n) as usize;
+        (0..nb)
+            .map(|k| {
+                let p = a.frames.get(f * nb + k).copied().unwrap_or_default();
+                (p.pos, math::euler_quat(p.rot))
+            })
+            .collect()
+    }
+
+    /// `AccumulatePose`: sequence `seq` at `frame` blended into `pos`/`q` with `weight`, then
+    /// its layers (`AccumulateSeqLayers`).
+    #[allow(clippy::too_many_arguments)]
+    fn accumulate(
+        &self,
+        pos: &mut [[f32; 3]],
+        q: &mut [[f32; 4]],
+        seq: usize,
+        frame: f32,
+        weight: f32,
+        anims: &[PAnim],
+        depth: usize,
+    ) {
+        let Some(s) = self.seqs.get(seq) else { return };
+        let Some(a) = s.anims.first().and_then(|&i| anims.get(i as usize)) else {
+            return;
+        };
+        let single = self.single(a, frame, pos.len());
+        self.slerp_bones(pos, q, s, &single, weight);
+        if depth >= MAX_LAYER_DEPTH {
+            return;
+        }
+        let own_frames = a.num_frames as f32;
+        for layer in &s.autolayers {
+            let Some(ls) = self.seqs.get(layer.sequence as usize) else {
+                continue;
+            };
+            let layer_frames = ls
+                .anims
+                .first()
+                .and_then(|&i| anims.get(i as usize))
+                .map_or(1.0, |x| x.num_frames as f32);
+            let [start, peak, tail, end] = layer.frames;
+            let mut layer_frame = frame;
+            let mut layer_weight = weight;
+            if start != end {
+                let pose = layer.flags & AL_POSE != 0;
+                // a pose-driven layer is tested at index 0 ("undefined?" in the SDK)
+                let index = if pose { 0.0 } else { frame };
+                if index < start || index >= end {
+                    continue;
+                }
+                let mut s = 1.0f32;
+                if index < peak && start != peak {
+                    s = (index - start) / (peak - start);
+                } else if index > tail && end != tail {
+                    s = (end - index) / (end - tail);
+                }
+                if layer.flags & AL_SPLINE != 0 {
+                    s = 3.0 * s * s - 2.0 * s * s * s;
+                }
+                layer_weight = if layer.flags & AL_XFADE != 0 && frame > tail {
+                    (s * weight) / (1.0 - weight + s * weight)
+                } else if layer.flags & AL_NOBLEND != 0 {
+                    s
+                } else {
+                    weight * s
+                };
+                layer_frame = if pose {
+                    // as written in the SDK: `frame / numframes - 1`, not `frame / (numframes - 1)`
+                    (frame / own_frames - 1.0) * (layer_frames - 1.0)
+                } else {
+                    ((frame - start) / (end - start)) * (layer_frames - 1.0)
+                };
+            }
+            self.accumulate(
+                pos,
+                q,
+                layer.sequence as usize,
+                layer_frame,
+                layer_weight,
+                anims,
+                depth + 1,
+            );
+        }
+    }
+
+    /// `SlerpBones`: each bone moves toward the sequence's pose by `weight` times its bone
+    /// weight; a delta sequence is added instead (after the pose with `post`, before without).
+    fn slerp_bones(
+        &self,
+        pos: &mut [[f32; 3]],
+        q: &mut [[f32; 4]],
+        s: &PSeq,
+        other: &[([f32; 3], [f32; 4])],
+        weight: f32,
+    ) {
+        use super::anim::quat;
+        if weight <= 0.0 {
+            return;
+        }
+        let weight = weight.min(1.0);
+        let delta = s.flags & DELTA != 0;
+        for (k, (p2, q2)) in other.iter().enumerate() {
+            let s2 = weight * s.weights.get(k).copied().unwrap_or(0.0);
+            if s2 <= 0.0 {
+                continue;
+            }
+            let (Some(p1), Some(q1)) = (pos.get_mut(k), q.get_mut(k)) else {
+                continue;
+            };
+            if delta {
+                *q1 = if s.flags & POST != 0 {
+                    quat::ma(*q1, s2, *q2)
+                } else {
+                    quat::sm(s2, *q2, *q1)
+                };
+                *p1 = math::add(*p1, math::scale(*p2, s2));
+            } else {
+                let s1 = 1.0 - s2;
+                *q1 = if self.fixed_alignment.get(k).copied().unwrap_or(false) {
+                    super::anim::slerp_no_align(*q2, *q1, s1)
+                } else {
+                    super::anim::slerp(*q2, *q1, s1)
+                };
+                *p1 = math::add(math::scale(*p1, s1), math::scale(*p2, s2));
+            }
+        }
+    }
 }
 
 fn with_pos(mut m: M34, p: [f32; 3]) -> M34 {

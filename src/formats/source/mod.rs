@@ -399,8 +399,7 @@ pub fn check(f: &Files) -> Vec<String> {
 /// and `STUDIO_EVENT` (runtime markers; `source-animation.md` 3.1).
 const FORBIDDEN_FLAGS: i32 = 0x40 | 0x1000 | 0x2000;
 
-/// `STUDIO_AL_POSE`: the autolayer is driven by pose parameter `iPose` (6.7).
-const AL_POSE: i32 = 0x4000;
+use model::AL_POSE;
 
 /// The animation side's invariants (`source-animation.md` 3, 6, 7, 8.1): every record chain
 /// decodable over the frames the engine reads, sequences pointing at existing animations,

@@ -254,6 +254,17 @@ pub struct PEvent {
     pub name: String,
 }
 
+/// `STUDIO_AL_SPLINE`: the layer's weight eases in and out (§6.7).
+pub const AL_SPLINE: i32 = 0x40;
+/// `STUDIO_AL_XFADE`: after its tail the layer cross-fades against the weight beneath it.
+pub const AL_XFADE: i32 = 0x80;
+/// `STUDIO_AL_NOBLEND`: the layer's weight ignores the weight beneath it.
+pub const AL_NOBLEND: i32 = 0x200;
+/// `STUDIO_AL_LOCAL`: the layer is blended in local space.
+pub const AL_LOCAL: i32 = 0x1000;
+/// `STUDIO_AL_POSE`: the autolayer is driven by pose parameter `iPose`.
+pub const AL_POSE: i32 = 0x4000;
+
 /// `mstudioautolayer_t` (§6.7).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PAutoLayer {
@@ -264,6 +275,9 @@ pub struct PAutoLayer {
     pub peak: f32,
     pub tail: f32,
     pub end: f32,
+    /// Not written: start, peak, tail and end as the QC gave them (frames of the sequence's
+    /// first animation, or pose-parameter units), which `usesequence` IK rules blend by.
+    pub frames: [f32; 4],
 }
 
 /// `mstudioseqdesc_t` (§6).

@@ -769,10 +769,13 @@ impl<'t> Parser<'t, '_> {
 
     /// Sequence options (`qc-source.md` §4.2).
     fn sequence_option(&mut self, o: &'t QcToken, seq: &mut Sequence) -> Item {
-        if o.quoted {
+        let l = lower(o);
+        // Valve's reader drops the quotes before it looks at a word, and takes any word that
+        // starts with `ACT_` for an activity (2006 SDK `ParseSequence`); other quoted words are
+        // left to be file or animation names.
+        if o.quoted && !l.starts_with("act_") {
             return Item::NotMine;
         }
-        let l = lower(o);
         let r: Option<()> = (|| {
             match l.as_str() {
                 "event" => {
