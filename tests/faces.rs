@@ -769,6 +769,37 @@ fn face_errors_point_at_their_line_and_write_nothing() {
     assert!(!wrote);
 }
 
+/// Valve's compiler reads face numbers with `verify_atof` (C `atof` after a check of the first
+/// character): an eye centre written with decimal commas (`-3,80436`, Scentus' pony QCs) is read
+/// up to the comma, with W0224 at each such number, and gives the eye of the whole numbers.
+#[test]
+fn face_numbers_with_a_decimal_comma_are_read_as_valves_atof_does() {
+    let (found, wrote) = diagnose(
+        &head("eyeball \"e\" \"head\" 1,5 -3,2 62 \"eye_r\" 1 4 \"iris\" 0.5"),
+        "comma",
+    );
+    assert_eq!(found, [("W0224".to_string(), 4), ("W0224".to_string(), 4)]);
+    assert!(wrote);
+    let comma = Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-err-comma/out/t.mdl");
+    let comma = common::inspect_json(&comma)["mdl"]["face"]["eyeballs"].clone();
+    let (found, _) = diagnose(
+        &head("eyeball \"e\" \"head\" 1 -3 62 \"eye_r\" 1 4 \"iris\" 0.5"),
+        "whole",
+    );
+    assert!(found.is_empty(), "{found:?}");
+    let whole = Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-err-whole/out/t.mdl");
+    let whole = common::inspect_json(&whole)["mdl"]["face"]["eyeballs"].clone();
+    assert_eq!(comma.as_array().map(Vec::len), Some(1), "{comma}");
+    assert_eq!(comma, whole);
+    // a word Valve's check refuses is still an error
+    let (found, wrote) = diagnose(
+        &head("eyeball \"e\" \"head\" x1 -3 62 \"eye_r\" 1 4 \"iris\" 0.5"),
+        "word",
+    );
+    assert_eq!(found, [("E0237".to_string(), 4)]);
+    assert!(!wrote);
+}
+
 /// A VTA whose moving vertex lies far from every mesh vertex: the motion is dropped with W0413
 /// (at the base shape); a shape moving a vertex its base shape lacks is E0421.
 #[test]

@@ -67,7 +67,17 @@ fn p(s: &str) -> PathBuf {
 
 #[test]
 fn target_is_inferred_from_the_first_decisive_command() {
+    // `$cd` (both dialects) decides only when no command of one dialect follows: a Source QC
+    // may begin with it (Scentus' pony QCs: `$cd`, `$scale`, `$modelname`, `$model`)
     let (_, s) = parse("$modelname \"a.mdl\"\n$cd \".\"\n$cdmaterials \"x\"\n");
+    match &s.target {
+        TargetChoice::Inferred { target, because } => {
+            assert_eq!(*target, Target::Source);
+            assert_eq!(because.value, "$cdmaterials");
+        }
+        other => panic!("{other:?}"),
+    }
+    let (_, s) = parse("$modelname \"a.mdl\"\n$cd \".\"\n$body b \"ref\"\n");
     match &s.target {
         TargetChoice::Inferred { target, because } => {
             assert_eq!(*target, Target::GoldSrc);

@@ -400,21 +400,42 @@ impl<'a> Parser<'a, '_> {
 
     fn number(&mut self, cmd: &Word, what: &str, usage: &str) -> Option<(f32, &'a Word)> {
         let w = self.arg(cmd, what, usage)?;
-        match parse_number(&w.text) {
-            Some(v) => Some((v, w)),
-            None => {
+        if let Some(v) = parse_number(&w.text) {
+            return Some((v, w));
+        }
+        // Valve's compiler reads these numbers with `verify_atof`: a word that starts with `-`,
+        // `.` or a digit is read by C's `atof` (`-3,80436` is -3, a decimal comma ends the
+        // number), any other word stops it ("expecting number").
+        if w.text
+            .starts_with(|c: char| c == '-' || c == '.' || c.is_ascii_digit())
+        {
+            let v = super::spec::atof_prefix(&w.text).map_or(0.0, |(v, _)| v as f32);
+            if v.is_finite() {
                 self.diags.push(
                     Diagnostic::new(
-                        Code::QcFaceArgument,
-                        format!("`{}` needs {what}, not `{}`", cmd.text, w.text),
+                        Code::QcNumberTrailing,
+                        format!("`{}` is read as {v}", w.text),
                         w.span,
-                        "not a number",
+                        "characters after the number are ignored",
                     )
-                    .with_note(format!("usage: {usage}")),
+                    .with_note(format!(
+                        "`{}` needs {what}; Valve's compiler reads the number as C's `atof` does",
+                        cmd.text
+                    )),
                 );
-                None
+                return Some((v, w));
             }
         }
+        self.diags.push(
+            Diagnostic::new(
+                Code::QcFaceArgument,
+                format!("`{}` needs {what}, not `{}`", cmd.text, w.text),
+                w.span,
+                "not a number",
+            )
+            .with_note(format!("usage: {usage}")),
+        );
+        None
     }
 
     fn integer(&mut self, cmd: &Word, what: &str, usage: &str) -> Option<Spanned<i32>> {

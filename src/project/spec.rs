@@ -553,6 +553,50 @@ pub const DEFAULT_ROTATION: [f32; 3] = [0.0, 0.0, std::f32::consts::FRAC_PI_2];
 /// Default frames per second of an animation.
 pub const DEFAULT_FPS: f32 = 30.0;
 
+/// The longest prefix of `s` that C's `atof` reads, as a double, and its length.
+pub fn atof_prefix(s: &str) -> Option<(f64, usize)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let int_start = i;
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    if b.get(i) == Some(&b'.') {
+        let frac_start = i + 1;
+        let mut j = frac_start;
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        digits += j - frac_start;
+        if digits > 0 {
+            i = j;
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        let exp_start = j;
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        if j > exp_start {
+            i = j;
+        }
+    }
+    let text = s.get(..i)?;
+    let text = text.strip_prefix('+').unwrap_or(text);
+    text.parse::<f64>().ok().map(|v| (v, i))
+}
+
 #[cfg(test)]
 mod path_tests {
     use super::*;

@@ -1,8 +1,8 @@
 //! QC commands: walks the tokens of a QC (both dialects) and fills a [`ProjectSpec`].
 //!
 //! * The dialect is decided first ([`choose_target`]): `--target`, else the first command that
-//!   only one dialect has (`$cd`, `$cdtexture`, … → GoldSrc; `$cdmaterials`, `$model`, … →
-//!   Source), else Source.
+//!   only one dialect has (`$cdtexture`, … → GoldSrc; `$cdmaterials`, `$model`, … → Source),
+//!   else GoldSrc if the QC has `$cd`, else Source.
 //! * Every command of both dialects is recognised, case-insensitively, with its arguments and
 //!   blocks consumed by the dialect's rules (`qc-source.md` §1.3: Style A blocks open on the
 //!   command's line, Style B blocks may open on the next one). A command of the other dialect
@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 use crate::diag::{Code, Diagnostic, FileSpan};
 use crate::project::face::{self, Word};
 use crate::project::spec::{
-    resolve_path, AnimCommand, Attachment, BodyModel, BodyOption, BodyPart, BoneSaveFrame,
-    BoneWeight, Collision, Controller, DefineBone, FileRef, Hitbox, HitboxSet, Loc, Lod,
-    PoseParameter, ReplaceModel, Spanned, TargetChoice, TextureGroup, TextureRenderMode,
-    WeightList, DEFAULT_ROTATION,
+    atof_prefix as float_prefix_f64, resolve_path, AnimCommand, Attachment, BodyModel, BodyOption,
+    BodyPart, BoneSaveFrame, BoneWeight, Collision, Controller, DefineBone, FileRef, Hitbox,
+    HitboxSet, Loc, Lod, PoseParameter, ReplaceModel, Spanned, TargetChoice, TextureGroup,
+    TextureRenderMode, WeightList, DEFAULT_ROTATION,
 };
 use crate::project::{ProjectSpec, Target};
 use crate::qc::QcToken;
@@ -103,7 +103,10 @@ pub fn parse_project(
     p.spec
 }
 
-/// The target: given, else inferred from the first command only one dialect has, else Source.
+/// The target: given, else inferred from the first command only one dialect has, else GoldSrc
+/// when the QC has `$cd` (both tools know it, but it is the usual first line of a Half-Life QC
+/// and rare in Source ones), else Source. `$cd` alone does not decide before a command only
+/// one dialect has: Source QCs written by hand also begin with it (Scentus' ponies).
 fn choose_target(tokens: &[QcToken], forced: Option<Target>) -> TargetChoice {
     if let Some(t) = forced {
         // No span for a command-line choice: point at the first token if there is one.
@@ -113,6 +116,7 @@ fn choose_target(tokens: &[QcToken], forced: Option<Target>) -> TargetChoice {
         });
         return TargetChoice::Given(Spanned::new(t, span));
     }
+    let mut cd = None;
     for t in tokens {
         if t.quoted || !t.text.starts_with('$') {
             continue;
@@ -120,16 +124,26 @@ fn choose_target(tokens: &[QcToken], forced: Option<Target>) -> TargetChoice {
         let name = t.text.to_ascii_lowercase();
         let target = match lookup(&name) {
             Some(Avail::Hl1) => Target::GoldSrc,
-            _ if name == "$cd" => Target::GoldSrc,
             Some(Avail::Source | Avail::Later) => Target::Source,
-            _ => continue,
+            _ => {
+                if name == "$cd" && cd.is_none() {
+                    cd = Some(t);
+                }
+                continue;
+            }
         };
         return TargetChoice::Inferred {
             target,
             because: Spanned::new(t.text.clone(), t.span),
         };
     }
-    TargetChoice::Default(Target::Source)
+    match cd {
+        Some(t) => TargetChoice::Inferred {
+            target: Target::GoldSrc,
+            because: Spanned::new(t.text.clone(), t.span),
+        },
+        None => TargetChoice::Default(Target::Source),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -385,50 +399,6 @@ pub(crate) fn is_close(t: &QcToken) -> bool {
 fn float_prefix(s: &str) -> Option<(f32, usize)> {
     // C's `atof` returns a double that the tools store in a float: round twice, like them.
     float_prefix_f64(s).map(|(v, len)| (v as f32, len))
-}
-
-/// The longest prefix of `s` that C's `atof` reads, as a double, and its length.
-fn float_prefix_f64(s: &str) -> Option<(f64, usize)> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    let int_start = i;
-    while b.get(i).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-    }
-    let mut digits = i - int_start;
-    if b.get(i) == Some(&b'.') {
-        let frac_start = i + 1;
-        let mut j = frac_start;
-        while b.get(j).is_some_and(u8::is_ascii_digit) {
-            j += 1;
-        }
-        digits += j - frac_start;
-        if digits > 0 {
-            i = j;
-        }
-    }
-    if digits == 0 {
-        return None;
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        let mut j = i + 1;
-        if matches!(b.get(j), Some(b'+' | b'-')) {
-            j += 1;
-        }
-        let exp_start = j;
-        while b.get(j).is_some_and(u8::is_ascii_digit) {
-            j += 1;
-        }
-        if j > exp_start {
-            i = j;
-        }
-    }
-    let text = s.get(..i)?;
-    let text = text.strip_prefix('+').unwrap_or(text);
-    text.parse::<f64>().ok().map(|v| (v, i))
 }
 
 fn lower(t: &QcToken) -> String {

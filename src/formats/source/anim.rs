@@ -11,9 +11,8 @@ use crate::ir::written::motion_bit;
 use super::animcodec::{self, AnimInput, BoneBase, Encoded, LocalPose};
 use super::math::{self, Aabb, M34};
 use super::model::{
-    AL_LOCAL, AL_NOBLEND, AL_POSE, AL_SPLINE, AL_XFADE,
     AnimBlocks, AnimPlan, PAnim, PAutoLayer, PBodyPart, PBone, PEvent, PHitboxSet, PMovement,
-    PPoseParam, PSeq,
+    PPoseParam, PSeq, AL_LOCAL, AL_NOBLEND, AL_POSE, AL_SPLINE, AL_XFADE,
 };
 
 /// Animation flags shared by animdescs and seqdescs (§3.1).
@@ -487,8 +486,7 @@ pub fn plan(model: &Model, cx: &Context, diags: &mut Vec<Diagnostic>) -> Option<
             seqs: &seqs,
             fixed_alignment: &fixed,
         };
-        let counts =
-            super::ikrule::build(model, &mut anims, &seq_anims, &sequences, cx, diags)?;
+        let counts = super::ikrule::build(model, &mut anims, &seq_anims, &sequences, cx, diags)?;
         if counts.len() == seqs.len() {
             for (ps, n) in seqs.iter_mut().zip(counts) {
                 ps.numikrules = n;

@@ -27,7 +27,8 @@ use super::anim::{Context, DELTA, LOOPING, POST};
 use super::animcodec::{rle_stream, LocalPose};
 use super::math::{self, M34};
 use super::model::{
-    PAnim, PIkRule, PSeq, AL_NOBLEND, AL_POSE, AL_SPLINE, AL_XFADE, IK_ATTACHMENT, IK_GROUND, IK_RELEASE, IK_SELF, IK_UNLATCH,
+    PAnim, PIkRule, PSeq, AL_NOBLEND, AL_POSE, AL_SPLINE, AL_XFADE, IK_ATTACHMENT, IK_GROUND,
+    IK_RELEASE, IK_SELF, IK_UNLATCH,
 };
 
 /// One frame of an IK rule's error: position (inches) and Euler angles (radians).
@@ -812,7 +813,8 @@ fn errors_of(
             Some(raw) => {
                 let n = (raw.len() / nb.max(1)) as i32;
                 let t = if n > 0 { t.rem_euclid(n) as usize } else { 0 };
-                raw.get(t * nb..(t + 1) * nb).map(|p| pose_world(p, None, cx))
+                raw.get(t * nb..(t + 1) * nb)
+                    .map(|p| pose_world(p, None, cx))
             }
             None => plain(t, diags),
         }
@@ -957,7 +959,14 @@ impl Sequences<'_> {
     /// `CalcSeqTransforms`): the rest pose, the sequence's first animation blended in by its
     /// bone weights, then its layers. `own` is the rule's animation, used when there is no
     /// sequence.
-    fn world(&self, seq: Option<usize>, own: usize, frame: i32, anims: &[PAnim], cx: &Context) -> Vec<M34> {
+    fn world(
+        &self,
+        seq: Option<usize>,
+        own: usize,
+        frame: i32,
+        anims: &[PAnim],
+        cx: &Context,
+    ) -> Vec<M34> {
         let mut q: Vec<[f32; 4]> = cx.bones.iter().map(|b| math::euler_quat(b.rot)).collect();
         let mut pos: Vec<[f32; 3]> = cx.bones.iter().map(|b| b.pos).collect();
         match seq {
