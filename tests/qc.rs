@@ -251,6 +251,21 @@ fn source_paths_follow_pushd_and_extensions() {
     assert_eq!(m.origin_offset, [0.0; 3]);
 }
 
+/// Valve's Source compiler reads the word after a command's arguments as the next command
+/// wherever it stands, so `$popd $pushd "b"` on one line (Garry's Mod player animations) pops
+/// and pushes; a word that is no command there is still an error.
+#[test]
+fn a_command_after_the_arguments_of_another_on_its_line_is_read() {
+    let s = clean(
+        "$cdmaterials \"x\"\n$pushd \"a\"\n$sequence one \"one\"\n\
+         $popd $pushd \"b\"\n$sequence two \"two\"\n$popd\n",
+    );
+    assert_eq!(s.animations[0].file.path, p("models/test/a/one.smd"));
+    assert_eq!(s.animations[1].file.path, p("models/test/b/two.smd"));
+    let (d, _) = parse("$cdmaterials \"x\"\n$pushd \"a\"\n$popd pushd \"b\"\n");
+    assert_eq!(codes(&d), ["E0235"]);
+}
+
 #[test]
 fn source_rotation_defaults_and_options() {
     // source-animation.md §2.4: $upaxis y → (π/2, 0, π/2); $origin … 90 → z = π;

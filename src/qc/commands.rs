@@ -896,7 +896,19 @@ impl<'t> Parser<'t, '_> {
             };
             self.usage = "";
             match ok {
-                Some(()) => self.extra_arguments(t),
+                Some(()) => {
+                    // Valve's Source compiler reads the next word as the next command wherever
+                    // it stands: a command after the arguments of another on its line is one
+                    // (`$popd $pushd "player"`, Garry's Mod player animations)
+                    let next_is_command = self.dialect == Dialect::Source
+                        && self.same_line().is_some_and(|n| {
+                            !n.quoted && n.text.starts_with('$') && lookup(&lower(n)).is_some()
+                        });
+                    if next_is_command {
+                        continue;
+                    }
+                    self.extra_arguments(t)
+                }
                 None => self.skip_line(),
             }
             // A command that failed inside a line may leave a brace: skip the stray line rest.
