@@ -104,7 +104,7 @@ fn i32_at(b: &[u8], at: usize) -> i32 {
 }
 
 /// Every animation decodes from the `.ani` exactly as from the MDL-only build, IK rules too;
-/// the blocks are laid out as the 2006 SDK lays them out.
+/// the blocks are laid out as Valve's v48 builds lay them out.
 #[test]
 fn the_ani_holds_what_the_mdl_would() {
     let plain_dir = project("plain", "", 8);
@@ -135,12 +135,17 @@ fn the_ani_holds_what_the_mdl_would() {
     }
     assert_eq!(blocks.last().unwrap().dataend as usize, ani.len());
     for b in &blocks[1..] {
-        assert_eq!(b.datastart % 16, 0);
+        assert_eq!(b.datastart % 4, 0);
     }
 
-    // every animation is in a block above 0, and a block goes over 2 KB only with its first
-    // animation (the SDK starts a new block when the next animation would overflow it)
-    assert_eq!(m.animations.len(), plain.animations.len());
+    // The pieces in file order, as Valve's v48 builds lay them out (Half-Life 2's
+    // `male_shared.ani`): an animation without sections is one piece, its chain with its IK
+    // rules; a sectioned one is a piece per section, then one of its IK rules. A piece starts a
+    // new block (at the block's first byte) only when it would take its block past 2 KB, so a
+    // block over 2 KB holds one piece. The animdesc names the block of its last piece, and
+    // `animindex` is the first chain's place from that block's start.
+    let base = mdl.len();
+    let mut pieces: Vec<(i32, usize)> = Vec::new();
     for a in &m.animations {
         assert!(
             a.rec.animblock >= 1,
@@ -149,22 +154,39 @@ fn the_ani_holds_what_the_mdl_would() {
             a.rec.animblock
         );
         assert_eq!(a.rec.ikruleindex, 0);
-        // in the block with rules, 0 without (Valve's builds)
+        assert_eq!(a.rec.numikrules as usize, a.ikrules.len(), "`{}`", a.name);
+        let at = |c: &mdlc::formats::source::read::RChain| c.start.unwrap() - base;
+        let first = at(&a.chains[0]);
+        let ab = &blocks[a.rec.animblock as usize];
         assert_eq!(
-            a.rec.animblockikruleindex != 0,
-            !a.ikrules.is_empty(),
+            i64::from(a.rec.animindex),
+            first as i64 - i64::from(ab.datastart),
             "`{}`",
             a.name
         );
-        assert!(a.chains.iter().all(|c| c.animblock == a.rec.animblock));
+        if a.rec.sectionframes == 0 {
+            assert!(a.chains.iter().all(|c| c.animblock == a.rec.animblock));
+            pieces.push((a.rec.animblock, first));
+        } else {
+            pieces.extend(a.chains.iter().map(|c| (c.animblock, at(c))));
+            if a.ikrules.is_empty() {
+                assert_eq!(a.rec.animblock, a.chains.last().unwrap().animblock);
+            } else {
+                let ik = ab.datastart as usize + a.rec.animblockikruleindex as usize;
+                pieces.push((a.rec.animblock, ik));
+            }
+        }
+    }
+    for w in pieces.windows(2) {
+        let ((b0, _), (b1, s1)) = (w[0], w[1]);
+        assert!(b1 == b0 || b1 == b0 + 1, "{w:?}");
+        if b1 != b0 {
+            assert_eq!(s1, blocks[b1 as usize].datastart as usize, "{w:?}");
+        }
     }
     for (k, b) in blocks.iter().enumerate().skip(1) {
-        let held = m
-            .animations
-            .iter()
-            .filter(|a| a.rec.animblock == k as i32)
-            .count();
-        assert!(held >= 1, "block {k} holds no animation");
+        let held = pieces.iter().filter(|p| p.0 == k as i32).count();
+        assert!(held >= 1, "block {k} holds nothing");
         if held > 1 {
             // at most 2 KB, and up to 15 bytes of alignment before the next block
             assert!(b.dataend - b.datastart <= 2048 + 15, "block {k}: {b:?}");
@@ -173,6 +195,11 @@ fn the_ani_holds_what_the_mdl_would() {
     let long = m.animations.iter().find(|a| a.name == "@long").unwrap();
     assert!(long.rec.sectionframes > 0, "`long` is sectioned");
     assert!(long.chains.len() > 2);
+    let spread: std::collections::BTreeSet<i32> = long.chains.iter().map(|c| c.animblock).collect();
+    assert!(
+        spread.len() > 1,
+        "`long`'s sections lie in blocks {spread:?}"
+    );
 
     // decoded: equal frame by frame to the MDL-only build
     for (i, (a, p)) in m.animations.iter().zip(&plain.animations).enumerate() {

@@ -261,23 +261,32 @@ fn write_anim_data(a: &super::model::PAnim, at: usize, o: &mut Out) {
     }
 }
 
-/// Where one animation's data went in its block: each chain's and the IK rules' offsets from
-/// the block's start.
+/// Where one animation's data went: the block the animdesc names (the IK rules' block, or the
+/// last section's), each chain's block and offset from its block's start, the IK rules' offset
+/// in the animdesc's block, and `animindex` (the first chain's place, from the start of the
+/// animdesc's block; negative when the chain is in an earlier block).
 struct Placed {
-    chains: Vec<i32>,
+    block: i32,
+    chains: Vec<(i32, i32)>,
     ik: i32,
+    index: i32,
 }
 
 /// The `.ani` file being written (`$animblocksize`): a `studiohdr_t`-sized header (`IDAG`; only
 /// the id, version and length set, the rest, checksum included, 0), then the animations in
-/// order, each 16-aligned with its IK rules after it; an animation that would take its block
-/// past the block size starts a new block instead (the 2006 SDK's `WriteAnimations`). Block 0
-/// is the MDL itself and its table entry stays zero. Valve's own v48 builds (Half-Life 2's
-/// `classic_torso` and `gman_posture1` with their `.ani`) start the first block at 416, the
-/// header rounded up to 16, do not pad blocks to 512 bytes as the 2006 SDK's Xbox-minded code
-/// does, end the last block where its data ends, and write the header as described; mdlc does
-/// the same. (Those builds also spread a long animation's sections over several blocks; mdlc
-/// keeps an animation's sections in one block, which the engine reads the same way.)
+/// order. Block 0 is the MDL itself and its table entry stays zero. A piece that would take its
+/// block past the block size starts a new block instead (the 2006 SDK's `WriteAnimations`).
+///
+/// What a piece is follows Valve's own v48 builds (Half-Life 2's `male_shared` and
+/// `combine_soldier_anims` with their `.ani`: every block boundary of both, 32 and 10, fits
+/// this rule): an animation without sections is one piece, 16-aligned, its chain with its IK
+/// rules after it (the 2006 SDK's rule); an animation cut into sections is one piece per
+/// section (the first 16-aligned, the others 4-aligned), then its IK rules as a piece of their
+/// own, so its sections and rules may lie in several blocks. The animdesc names the block of the
+/// IK rules (or of the last section), and its `animindex` is the first section's place from
+/// that block's start. Those builds start the first block at 416, the header rounded up to 16,
+/// do not pad blocks to 512 bytes as the 2006 SDK's Xbox-minded code does, and end the last
+/// block where its data ends; mdlc does the same.
 pub struct AniFile {
     size: usize,
     pub bytes: Vec<u8>,
@@ -294,28 +303,15 @@ impl AniFile {
         }
     }
 
-    /// Places one animation's chains and IK rules; returns its block and offsets.
-    fn place(&mut self, a: &super::model::PAnim) -> (i32, Placed) {
-        // the animation's data as one piece, laid out from a 16-aligned start
-        let mut d = Out::default();
-        let mut chains = Vec::with_capacity(a.encoded.chains.len());
-        for (k, chain) in a.encoded.chains.iter().enumerate() {
-            if k > 0 {
-                d.align(4);
-            }
-            chains.push(d.pos());
-            d.bytes.extend_from_slice(chain);
-        }
-        d.align(4);
-        let ik = d.pos();
-        write_ik_rules(a, &mut d);
-        let at16 = self.bytes.len().next_multiple_of(16);
+    /// Puts one piece at the next multiple of `align`, in a new block if it would take the
+    /// current one past the block size; returns its block and its absolute offset.
+    fn put(&mut self, piece: &[u8], align: usize) -> (usize, usize) {
+        let start = self.bytes.len().next_multiple_of(align);
+        let first = self.blocks.len() == 1;
         let over = self
             .blocks
             .last()
-            .is_some_and(|b| at16 + d.pos() - b.0 > self.size);
-        let first = self.blocks.len() == 1;
-        let start = at16;
+            .is_some_and(|b| start + piece.len() - b.0 > self.size);
         if first || over {
             if let Some(last) = self.blocks.last_mut().filter(|_| !first) {
                 last.1 = start;
@@ -323,20 +319,53 @@ impl AniFile {
             self.blocks.push((start, start));
         }
         self.bytes.resize(start, 0);
-        self.bytes.extend_from_slice(&d.bytes);
-        let block = self.blocks.len() - 1;
-        let base = self.blocks.last().map_or(0, |b| b.0);
+        self.bytes.extend_from_slice(piece);
         if let Some(last) = self.blocks.last_mut() {
             last.1 = self.bytes.len();
         }
-        let off = |x: usize| (start + x - base) as i32;
-        (
-            block as i32,
-            Placed {
-                chains: chains.into_iter().map(off).collect(),
-                ik: off(ik),
-            },
-        )
+        (self.blocks.len() - 1, start)
+    }
+
+    /// Places one animation's chains and IK rules.
+    fn place(&mut self, a: &super::model::PAnim) -> Placed {
+        // (block, absolute offset) of each chain, and of the IK rules
+        let mut chains: Vec<(usize, usize)> = Vec::with_capacity(a.encoded.chains.len());
+        let mut ik = None;
+        if a.encoded.section_frames == 0 {
+            let mut d = Out::default();
+            if let Some(chain) = a.encoded.chains.first() {
+                d.bytes.extend_from_slice(chain);
+            }
+            d.align(4);
+            let ik_at = d.pos();
+            write_ik_rules(a, &mut d);
+            let (block, at) = self.put(&d.bytes, 16);
+            chains.push((block, at));
+            ik = Some((block, at + ik_at));
+        } else {
+            for (k, chain) in a.encoded.chains.iter().enumerate() {
+                chains.push(self.put(chain, if k == 0 { 16 } else { 4 }));
+            }
+            if !a.ikrules.is_empty() {
+                let mut d = Out::default();
+                write_ik_rules(a, &mut d);
+                ik = Some(self.put(&d.bytes, 4));
+            }
+        }
+        let (block, ik_at) = ik
+            .or_else(|| chains.last().copied())
+            .unwrap_or((self.blocks.len() - 1, self.bytes.len()));
+        let start = |b: usize| self.blocks.get(b).map_or(0, |x| x.0);
+        let base = start(block);
+        Placed {
+            block: block as i32,
+            chains: chains
+                .iter()
+                .map(|&(b, at)| (b as i32, (at - start(b)) as i32))
+                .collect(),
+            ik: (ik_at - base) as i32,
+            index: chains.first().map_or(0, |&(_, at)| at as i64 - base as i64) as i32,
+        }
     }
 }
 
@@ -430,9 +459,9 @@ fn write_animation_side(
     for (a, &at) in ap.anims.iter().zip(&anim_at) {
         match ani.as_mut() {
             Some(ani) => {
-                let (block, data) = ani.place(a);
-                o.put_at(at + 52, &block); // animblock
-                o.put_at(at + 56, &data.chains.first().copied().unwrap_or(data.ik)); // animindex
+                let data = ani.place(a);
+                o.put_at(at + 52, &data.block); // animblock
+                o.put_at(at + 56, &data.index); // animindex
                 if !a.ikrules.is_empty() {
                     // 0 without rules, as in Valve's builds (the 2006 SDK sets it anyway)
                     o.put_at(at + 60, &(a.ikrules.len() as i32)); // numikrules
@@ -441,10 +470,10 @@ fn write_animation_side(
                 if a.encoded.section_frames != 0 {
                     o.align(4);
                     o.put_at(at + 80, &((o.pos() - at) as i32)); // sectionindex
-                    for &index in &data.chains {
+                    for &(animblock, animindex) in &data.chains {
                         o.put(&AnimSection {
-                            animblock: block,
-                            animindex: index,
+                            animblock,
+                            animindex,
                         });
                     }
                 }
