@@ -531,6 +531,9 @@ codes! {
     /// `$insertbone child subparent parent`: no bone is inserted; `child` is re-parented to
     /// `parent`, as in Valve's 2006 compiler
     QcInsertBoneNotInserted = "W0238", Warning;
+    /// `$collisiontext` in a model without a collision model: nothing to add it to, as in
+    /// Valve's compiler
+    QcCollisionTextUnused = "W0239", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)

@@ -85,11 +85,13 @@ pub fn prepare_text(
             "invalid byte sequence",
         )
     };
-    diags.push(
-        Diagnostic::new(Code::NotText, message, span.in_file(id), label)
-            .with_note("SMD, VTA and QC files are plain text; is this a binary file, or text saved in another encoding?")
-            .with_note("the rest of the file is not checked"),
-    );
+    let mut d = Diagnostic::new(Code::NotText, message, span.in_file(id), label)
+        .with_note("SMD, VTA and QC files are plain text; is this a binary file, or text saved in another encoding?")
+        .with_note("the rest of the file is not checked");
+    if name.to_ascii_lowercase().ends_with(".dmx") {
+        d = d.with_note("help: `.dmx` is Valve's DataModel format, which later Source compilers read; mdlc reads meshes and animations as SMD (and flexes as VTA): export them so");
+    }
+    diags.push(d);
     (text, false)
 }
 
@@ -142,4 +144,26 @@ fn latin1(
         .with_note("help: save the file as UTF-8"),
     );
     (text, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A binary DMX named where a mesh is expected (later compilers read them) is E0002 with a
+    /// note that says what mdlc reads instead; another binary file gets no such note.
+    #[test]
+    fn a_binary_dmx_says_what_mdlc_reads() {
+        let bytes = b"<!-- dmx encoding binary 2 format model 1 -->\n\0\x01\x02".to_vec();
+        let dmx_note = |name: &str| {
+            let mut diags = Vec::new();
+            let (_, ok) = prepare_text(FileId(0), name, bytes.clone(), &mut diags);
+            assert!(!ok);
+            assert_eq!(diags.len(), 1);
+            assert_eq!(diags[0].code, Code::NotText);
+            diags[0].notes.iter().any(|n| n.contains("DataModel"))
+        };
+        assert!(dmx_note("meshes/Head.DMX"));
+        assert!(!dmx_note("head.smd"));
+    }
 }

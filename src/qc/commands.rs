@@ -75,13 +75,13 @@ pub fn parse_project(
             p.spec.collision_text.clear();
             p.push(
                 Diagnostic::new(
-                    Code::QcNotSupported,
+                    Code::QcCollisionTextUnused,
                     "`$collisiontext` without `$collisionmodel` or `$collisionjoints` is ignored",
                     at,
                     "no collision model to add it to",
                 )
                 .with_note(
-                    "the text goes into the `.phy` file, which only a collision model makes",
+                    "the text goes into the `.phy` file, which only a collision model makes; Valve's compiler drops it the same way",
                 ),
             );
         }
