@@ -384,7 +384,7 @@ fn male01_ik_rules_match_valves_build() {
 
 /// `usesequence` reads the pose of the sequence that plays the animation (2006 SDK
 /// `CalcSeqTransforms`): the rest pose with the animation blended in by the sequence's bone
-/// weights, frames wrapping over the animation's length; `usesource` wraps over the file's
+/// weights, then its layers, frames wrapping over the animation's length; `usesource` wraps over the file's
 /// frames. A range past the last frame of an animation that does not loop is therefore not an
 /// error with either (Mapbase's `male_shared.qc` has such rules). A quoted `"ACT_…"` appended
 /// with `$continue` is the sequence's activity.
@@ -414,6 +414,14 @@ fn usesequence_and_usesource_rules_read_as_valves_compiler_does() {
                 "{reader}: {x:?}"
             );
         }
+        // the layer sets the hand's pose for frames 0 to 3 (its frame t, weight 1), not at 4,
+        // where the layer ends (`AccumulateSeqLayers` skips a frame at or past its end)
+        let e = rule("@layered").error.as_ref().unwrap();
+        let rise: Vec<f64> = e.iter().map(|x| x[0] - 10.0).collect();
+        assert!(
+            near(&rise, &[0.0, 1.0, 2.0, 3.0, 0.0], STEP),
+            "{reader}: {rise:?}"
+        );
         // range 3 4 1 1 on 5 frames: tail and end wrap to 5, so 5 error frames from frame 3
         // (3 + 2 past the end); frames 5, 6, 7 read frames 0, 1, 2
         for name in ["@wrapped", "@wrapped_source"] {
