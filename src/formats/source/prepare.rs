@@ -27,6 +27,7 @@ pub const MAX_LODS: usize = 8;
 pub const MAX_FLEX_VERTS: usize = 10_000;
 
 /// One triangle corner after the weight cleanup, before welding.
+#[derive(Clone, Copy)]
 struct CornerIn {
     pos: [f32; 3],
     normal: [f32; 3],
@@ -560,12 +561,20 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                     });
                     Some((tex, corners))
                 };
-                let mut weld_one = |made: Option<(usize, [CornerIn; 3])>| {
+                // a mesh's vertices and LOD-0 triangles, at most `MAX_MESH_VERTS` of each per
+                // piece: about the source's triangles, for the maps' first size
+                let expected = if lod == 0 {
+                    smesh.mesh.triangles.len().min(MAX_MESH_VERTS + 1)
+                } else {
+                    0
+                };
+                let mut weld_one = |made: &Option<(usize, [CornerIn; 3])>| {
                     let Some((tex, corners)) = made else { return };
+                    let tex = *tex;
                     let idx = match meshes.iter().rposition(|m| m.0 == tex) {
                         Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
                         _ => {
-                            meshes.push((tex, MeshBuild::new(num_lods)));
+                            meshes.push((tex, MeshBuild::new(num_lods, expected)));
                             meshes.len() - 1
                         }
                     };
@@ -573,7 +582,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 };
                 let tris = &smesh.mesh.triangles;
                 if tris.len() < PARALLEL_CORNER_TRIS || crate::threads::spare_threads(2) < 2 {
-                    tris.iter().for_each(|t| weld_one(make(t)));
+                    tris.iter().for_each(|t| weld_one(&make(t)));
                 } else {
                     const BLOCK: usize = 8192;
                     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<_>>(2);
@@ -586,7 +595,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                             }
                         });
                         for block in rx {
-                            block.into_iter().for_each(&mut weld_one);
+                            block.iter().for_each(&mut weld_one);
                         }
                     });
                 }
@@ -1430,6 +1439,15 @@ impl<K: std::hash::Hash + Eq> Default for Chains<K> {
 impl<K: std::hash::Hash + Eq> Chains<K> {
     const END: u32 = u32::MAX;
 
+    fn with_capacity(n: usize) -> Self {
+        let mut map = FastMap::default();
+        map.reserve(n);
+        Chains {
+            map,
+            next: Vec::with_capacity(n),
+        }
+    }
+
     /// Adds vertex `v` (in no chain yet) at the end of `key`'s chain.
     fn push(&mut self, key: K, v: u32) {
         let at = v as usize;
@@ -1881,7 +1899,7 @@ fn lod_bone_map(
 struct MeshBuild {
     verts: Vec<RawVertex>,
     index: Chains<Key>,
-    /// LOD-0 vertices by grid cell.
+    /// LOD-0 vertices by grid cell, made only when the mesh has LOD triangles to unify.
     lod0_grid: Chains<[i64; 3]>,
     /// Vertices LODs ≥ 1 added, by grid cell.
     lod_grid: Chains<[i64; 3]>,
@@ -1894,34 +1912,36 @@ struct MeshBuild {
 }
 
 impl MeshBuild {
-    fn new(num_lods: usize) -> Self {
+    /// `expected`: about how many vertices and triangles the mesh will have, to size its maps
+    /// once instead of growing them.
+    fn new(num_lods: usize, expected: usize) -> Self {
+        let mut seen: Vec<FastSet<[u32; 3]>> = vec![Default::default(); num_lods];
+        if let Some(s) = seen.first_mut() {
+            s.reserve(expected);
+        }
         MeshBuild {
-            verts: Vec::new(),
-            index: Chains::default(),
+            verts: Vec::with_capacity(expected),
+            index: Chains::with_capacity(expected),
             lod0_grid: Chains::default(),
             lod_grid: Chains::default(),
             exact: FastMap::default(),
             tris: vec![Vec::new(); num_lods],
-            seen: vec![Default::default(); num_lods],
+            seen,
             pending: (0..num_lods).map(|_| Vec::new()).collect(),
         }
     }
 
     /// Adds one triangle of the given LOD (corners in the file's final winding).
-    fn triangle(&mut self, lod: usize, corners: [CornerIn; 3]) {
+    fn triangle(&mut self, lod: usize, corners: &[CornerIn; 3]) {
         if lod > 0 {
             if let Some(p) = self.pending.get_mut(lod) {
-                p.push(corners);
+                p.push(*corners);
             }
             return;
         }
-        let ids = corners.each_ref().map(|c| {
-            let (i, new) = weld(&mut self.verts, &mut self.index, c, 0);
-            if new {
-                self.lod0_grid.push(cell(c.pos), i);
-            }
-            i
-        });
+        let ids = corners
+            .each_ref()
+            .map(|c| weld(&mut self.verts, &mut self.index, c, 0).0);
         self.add_tri(0, ids);
     }
 
@@ -2097,8 +2117,10 @@ impl MeshBuild {
             v.tangent = t;
         }
         if self.pending.iter().any(|p| !p.is_empty()) {
+            // every vertex so far is a LOD-0 one (LODs ≥ 1 are welded below)
             for (i, v) in self.verts.iter().enumerate() {
                 self.exact.entry(ExactKey::of(v)).or_insert(i as u32);
+                self.lod0_grid.push(cell(v.pos), i as u32);
             }
             for lod in 1..self.pending.len() {
                 self.unify_lod(lod, lods);
@@ -2224,9 +2246,9 @@ mod tests {
     }
 
     fn build(tris: Vec<(usize, [CornerIn; 3])>, num_lods: usize) -> PMesh {
-        let mut mb = MeshBuild::new(num_lods);
+        let mut mb = MeshBuild::new(num_lods, 0);
         for (lod, t) in tris {
-            mb.triangle(lod, t);
+            mb.triangle(lod, &t);
         }
         let root = RootVertices::new(mb.verts.clone());
         let maps: Vec<Vec<BoneId>> = vec![(0..4).map(BoneId).collect(); num_lods];
