@@ -141,6 +141,47 @@ fn vrd_helpers_and_aim_constraints() {
     source_common::oracle_check(&mdl);
 }
 
+/// `$bonemerge` on a helper bone: the helper and, through `MarkProceduralBoneChain`, its
+/// control bone and their parents are used by bone merge (0x40000), as in Valve's builds (a
+/// Garry's Mod player model, TURB0000's `scorpio`, merges its wrist and knee helpers: Valve's
+/// build flags the hands and calves that drive them); a bone on neither chain is not.
+#[test]
+fn a_merged_helper_tags_its_control_bone() {
+    let dir = common::fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("procedural-merge"));
+    let qc = std::fs::read_to_string(Path::new(FIXTURES).join("helpers.qc"))
+        .unwrap()
+        .replace("\"ref.smd\"", &format!("\"{FIXTURES}/ref.smd\""))
+        .replace("\"arm.vrd\"", &format!("\"{FIXTURES}/arm.vrd\""))
+        + "$bonemerge \"Rig.elbow_helper\"\n";
+    std::fs::write(dir.join("merge.qc"), qc).unwrap();
+    let out = common::build_fresh(&dir.join("merge.qc"), "procedural-merge-out");
+    let mdl = common::files_with_ext(&out, &["mdl"]).remove(0);
+    let bones = common::inspect_json(&mdl)["mdl"]["bones"].clone();
+    let merged: Vec<(String, bool)> = bones
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["name"].as_str().unwrap().to_string(),
+                b["flags"]["value"].as_i64().unwrap() & 0x40000 != 0,
+            )
+        })
+        .collect();
+    let want = [
+        ("Rig.pelvis", true),
+        ("Rig.upperarm", true),
+        ("Rig.forearm", true),
+        ("Rig.elbow_helper", true),
+        ("Rig.aimer", false),
+    ];
+    assert_eq!(
+        merged,
+        want.map(|(n, m)| (n.to_string(), m)).to_vec(),
+        "USED_BY_BONE_MERGE"
+    );
+}
+
 /// The older axis-interpolation text: `bone "elbow_helper" "x" "forearm" "x" 3` (MAX's axis 3
 /// is the engine's 2), `axis n px py pz a b c` poses on top of `basepos 1 0 0`, angles a roll.
 #[test]

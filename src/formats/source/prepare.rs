@@ -924,6 +924,11 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             *f |= 0x4; // BONE_ALWAYS_PROCEDURAL
         }
     }
+    // `$bonemerge` bones are tagged with the bones' other uses, before the helpers' chains are
+    // (2006 SDK `TagUsedBones`): a merged helper's control bone is used by bone merge too
+    for (b, _) in &model.bone_merge {
+        set(&mut flags, out_bone(*b), 0x40000);
+    }
     // a helper's uses go up its own and its control bone's chains (2006 SDK
     // `MarkProceduralBoneChain`, which runs before the hit boxes are flagged)
     for p in &procedural {
@@ -937,9 +942,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         for h in &s.boxes {
             set(&mut flags, h.bone, 0x100);
         }
-    }
-    for (b, _) in &model.bone_merge {
-        set(&mut flags, out_bone(*b), 0x40000);
     }
     // `$screenalign` (2006 SDK `TagScreenAlignedBones`)
     for (b, flag, _) in &model.screen_align {
