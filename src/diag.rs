@@ -534,6 +534,9 @@ codes! {
     /// `$collisiontext` in a model without a collision model: nothing to add it to, as in
     /// Valve's compiler
     QcCollisionTextUnused = "W0239", Warning;
+    /// `$cd` names a Windows folder that cannot be on this machine: read from the QC's folder or
+    /// the folder above it whose path ends the same way
+    QcCdRerooted = "W0240", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)

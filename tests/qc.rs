@@ -266,6 +266,32 @@ fn a_command_after_the_arguments_of_another_on_its_line_is_read() {
     assert_eq!(codes(&d), ["E0235"]);
 }
 
+/// A `$cd` to a Windows folder of the author's (`C:\\…`, or `\\…` from the drive's root) is read
+/// from the QC's folder or the nearest folder above it whose path ends the same way, with W0240
+/// (on a machine that is not Windows, where that folder cannot exist); other folders are kept.
+#[cfg(not(windows))]
+#[test]
+fn a_windows_cd_is_read_from_the_folder_that_ends_the_same_way() {
+    // the QC is `models/test/test.qc`: `models` is one folder up
+    for cd in ["C:\\qc_author_box\\models", "\\qc_author_box\\Models"] {
+        let (d, s) = parse(&format!(
+            "$cd \"{cd}\"\n$cdmaterials \"x\"\n$body main \"ref\"\n"
+        ));
+        assert_eq!(codes(&d), ["W0240"], "{cd}");
+        let BodyOption::Model(m) = &s.body_parts[0].options[0] else {
+            panic!()
+        };
+        assert_eq!(m.file.path, p("models/ref.smd"), "{cd}");
+    }
+    // no folder above ends the same way: kept as written (the file is then not found)
+    let (d, s) = parse("$cd \"C:\\qc_author_box\\zzz\"\n$cdmaterials \"x\"\n$body main \"ref\"\n");
+    assert!(codes(&d).is_empty());
+    let BodyOption::Model(m) = &s.body_parts[0].options[0] else {
+        panic!()
+    };
+    assert_eq!(m.file.path, p("models/test/C:/qc_author_box/zzz/ref.smd"));
+}
+
 #[test]
 fn source_rotation_defaults_and_options() {
     // source-animation.md §2.4: $upaxis y → (π/2, 0, π/2); $origin … 90 → z = π;

@@ -401,6 +401,59 @@ fn float_prefix(s: &str) -> Option<(f32, usize)> {
     float_prefix_f64(s).map(|(v, len)| (v as f32, len))
 }
 
+/// Where to read a `$cd` that names a Windows folder (`C:\models\x`, or `\quiver\valve\x` from
+/// the drive's root) on a machine that is not Windows, where it cannot exist: the QC's folder or
+/// the nearest folder above it whose path ends with the most of the same folder names (compared
+/// without case, as Windows does), as a path from the QC's folder, with the names that matched.
+/// `None` on Windows, for any other folder, or when no name matches.
+fn reroot_cd(qc_dir: &Path, cd: &str) -> Option<(String, String)> {
+    if cfg!(windows) {
+        return None;
+    }
+    let b = cd.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if !drive && !cd.starts_with('\\') {
+        return None;
+    }
+    let names: Vec<&str> = cd
+        .get(if drive { 2 } else { 0 }..)?
+        .split(['\\', '/'])
+        .filter(|n| !n.is_empty() && *n != ".")
+        .collect();
+    let here = if qc_dir.as_os_str().is_empty() {
+        std::path::absolute(".").ok()?
+    } else {
+        std::path::absolute(qc_dir).ok()?
+    };
+    let mut best: Option<(usize, usize)> = None; // (names matched, folders up)
+    for (up, folder) in here.ancestors().enumerate() {
+        let own: Vec<String> = folder
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let matched = own
+            .iter()
+            .rev()
+            .zip(names.iter().rev())
+            .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
+            .count();
+        if matched > 0 && best.is_none_or(|(m, _)| matched > m) {
+            best = Some((matched, up));
+        }
+    }
+    let (matched, up) = best?;
+    let rel = if up == 0 {
+        ".".to_string()
+    } else {
+        vec![".."; up].join("/")
+    };
+    let tail = names.get(names.len() - matched..)?.join("/");
+    Some((rel, tail))
+}
+
 fn lower(t: &QcToken) -> String {
     t.text.to_ascii_lowercase()
 }
@@ -1075,7 +1128,24 @@ impl<'t> Parser<'t, '_> {
                     );
                     return Some(());
                 }
-                self.cd = Some((d.text.clone(), t.span));
+                let mut folder = d.text.clone();
+                if let Some((rel, tail)) = reroot_cd(&self.qc_dir, &d.text) {
+                    self.push(
+                        Diagnostic::new(
+                            Code::QcCdRerooted,
+                            format!(
+                                "`$cd` names `{}`, a Windows folder this machine cannot have; mdlc reads from `{rel}`, the folder whose path ends the same way (`{tail}`)",
+                                d.text
+                            ),
+                            d.span,
+                            "the author's folder",
+                        )
+                        .with_note("Valve's compiler reads the files from that folder of the author's machine")
+                        .with_note("help: give the folder relative to the QC, or leave `$cd` out"),
+                    );
+                    folder = rel;
+                }
+                self.cd = Some((folder, t.span));
                 self.pushd.clear();
             }
             "$pushd" => {
