@@ -13,6 +13,11 @@
 //!   the animation's extracted motion); `footstep` the end bone against its footfall (the
 //!   chain's `center` at the contact frame, on the `floor`), blended back to the bone's own
 //!   place before the peak and after the tail. `release` and `unlatch` have zero errors.
+//! - The poses come from the animation's frames (`CalcBoneTransforms`; a frame past the end
+//!   of an animation that does not loop is an error), from the file's frames before the
+//!   animation's commands with `usesource` (`BuildRawTransforms`, wrapping), or with
+//!   `usesequence` from the pose of the first sequence that plays the animation, its bone
+//!   weights and layers applied (`CalcSeqTransforms`, wrapping; [`Sequences`]).
 //! - Each error channel (x, y, z in inches, then Euler x, y, z in radians) is scaled to its
 //!   largest value, at least 128 inches or π/8, and stored as the bone animations are (§4.6).
 //! - An animation that is not a delta and has no `noautoik` gets a `release` rule, without error
