@@ -408,3 +408,33 @@ fn an_attachment_without_a_bone_is_put_on_the_root_bone() {
     assert_eq!(attachments.as_array().unwrap().len(), 1);
     assert_eq!(attachments, &root["mdl"]["attachments"]);
 }
+
+/// A Source model is named by its file as the QC wrote it, folders and backslashes included
+/// (2006 SDK: `Option_Studio` keeps the token and `write.cpp` copies it into
+/// `mstudiomodel_t.name`; Scentus' Garry's Mod build of `player_mature_base` has
+/// `meshes\pony_mature\body.smd`), cut at 63 bytes.
+#[test]
+fn a_source_model_is_named_by_its_file_as_written() {
+    let dir = scratch("model-name");
+    std::fs::create_dir_all(dir.join("meshes")).unwrap();
+    std::fs::copy(fixture("../anim_chain/ref.smd"), dir.join("meshes/ref.smd")).unwrap();
+    let long = format!("meshes\\{}\\..\\ref.smd", "x".repeat(70));
+    std::fs::write(
+        dir.join("named.qc"),
+        format!(
+            "$modelname \"test/named.mdl\"\n$cdmaterials \"models/test\"\n\
+             $bodygroup body {{\n studio \"meshes\\ref.smd\"\n studio \"{long}\"\n}}\n\
+             $sequence idle \"meshes/ref.smd\"\n"
+        ),
+    )
+    .unwrap();
+    build(&dir.join("named.qc"), &dir);
+    let m = inspect_json(&dir.join("out/test/named.mdl"));
+    let names: Vec<&str> = m["mdl"]["body_parts"][0]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["meshes\\ref.smd", &long[..63]]);
+}

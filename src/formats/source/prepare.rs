@@ -637,12 +637,13 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                     .with_note("its meshes were split to fit the VTX's 16-bit vertex numbers, but the engine may refuse the model; split the mesh into several body parts"),
                 );
             }
-            // Valve stores the file reference as written in the QC, without folders
-            let written = mm.written.rsplit(['/', '\\']).next().unwrap_or(&mm.written);
-            let name = if written.is_empty() {
+            // the file as the QC wrote it, folders and all (2006 SDK: `Option_Studio` keeps the
+            // token, `write.cpp` copies it into the name; a Garry's Mod build keeps
+            // `meshes\pony_mature\body.smd`); cut at 63 bytes when written
+            let name = if mm.written.is_empty() {
                 mm.name.clone()
             } else {
-                written.to_string()
+                mm.written.clone()
             };
             // vertex animation (flexes), which may also move vertices to the default shape
             let fx = face::vertex_anims(&model.face, *m, &mut out_meshes, static_prop);
