@@ -397,6 +397,28 @@ fn block_errors() {
     let e = diags.iter().find(|d| d.code.as_str() == "E0622").unwrap();
     assert!(e.message.contains("255"), "{}", e.message);
     assert_eq!(labelled(&diags, &dir, "E0622"), ["1"]);
+    // the help names the smallest size in KB that fits, and it builds
+    let help = e
+        .notes
+        .iter()
+        .find(|n| n.starts_with("help: `$animblocksize "))
+        .unwrap_or_else(|| panic!("{:?}", e.notes));
+    let kb: usize = help["help: `$animblocksize ".len()..]
+        .split('`')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // 1 KB, one less, is the size refused above
+    assert_eq!(kb, 2, "{help}");
+    let fits = project("many-fits", &format!("$animblocksize {kb}"), 255);
+    let (files, _) = compile(&fits);
+    let m = read::read_mdl_ani(file(&files, ".mdl"), Some(file(&files, ".ani"))).unwrap();
+    assert!(m.anim_blocks.len() <= 256, "{}", m.anim_blocks.len());
+    assert!(
+        help.contains(&format!("({} blocks)", m.anim_blocks.len() - 1)),
+        "{help}"
+    );
 }
 
 /// The CLI: `mdlc build` writes the `.ani` beside the `.mdl`, `mdlc inspect` reads it (the

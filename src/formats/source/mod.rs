@@ -79,6 +79,13 @@ fn write_files(
     // checked before the other files are made
     if let (Some(ani), Some(span)) = (&ani, cited.anim_block_size) {
         if ani.blocks.len() > 256 {
+            let help = match ani.smallest_kb_within(255) {
+                Some(kb) => format!(
+                    "help: `$animblocksize {kb}` is the smallest size in KB that fits them ({} blocks)",
+                    ani.blocks_with(kb * 1024)
+                ),
+                None => "help: give a larger `$animblocksize`".to_string(),
+            };
             diags.push(
                 Diagnostic::new(
                     crate::diag::Code::SourceAnimLimit,
@@ -89,7 +96,7 @@ fn write_files(
                     span,
                     "this block size",
                 )
-                .with_note("give a larger `$animblocksize`"),
+                .with_note(help),
             );
             return None;
         }

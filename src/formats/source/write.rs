@@ -292,6 +292,8 @@ pub struct AniFile {
     pub bytes: Vec<u8>,
     /// `(datastart, dataend)` per block, entry 0 unused.
     pub blocks: Vec<(usize, usize)>,
+    /// Each piece's length and alignment, in order, to work out other block sizes.
+    pieces: Vec<(usize, usize)>,
 }
 
 impl AniFile {
@@ -300,12 +302,37 @@ impl AniFile {
             size,
             bytes: vec![0; StudioHdr::SIZE],
             blocks: vec![(0, 0)],
+            pieces: Vec::new(),
         }
+    }
+
+    /// How many blocks the same pieces would take with blocks of `size` bytes.
+    pub fn blocks_with(&self, size: usize) -> usize {
+        let mut end = StudioHdr::SIZE;
+        let mut block_start: Option<usize> = None;
+        let mut blocks = 0;
+        for &(len, align) in &self.pieces {
+            let start = end.next_multiple_of(align);
+            if block_start.is_none_or(|b| start + len - b > size) {
+                block_start = Some(start);
+                blocks += 1;
+            }
+            end = start + len;
+        }
+        blocks
+    }
+
+    /// The smallest `$animblocksize` in KB (under 1024, as the QC reads it) whose blocks are at
+    /// most `max`, if there is one.
+    pub fn smallest_kb_within(&self, max: usize) -> Option<usize> {
+        let from = self.size / 1024 + 1;
+        (from..1024).find(|&kb| self.blocks_with(kb * 1024) <= max)
     }
 
     /// Puts one piece at the next multiple of `align`, in a new block if it would take the
     /// current one past the block size; returns its block and its absolute offset.
     fn put(&mut self, piece: &[u8], align: usize) -> (usize, usize) {
+        self.pieces.push((piece.len(), align));
         let start = self.bytes.len().next_multiple_of(align);
         let first = self.blocks.len() == 1;
         let over = self
