@@ -65,36 +65,26 @@ fn p(s: &str) -> PathBuf {
 
 // --- target --------------------------------------------------------------------------------
 
+/// The inferred target and the command that decided it.
+fn inferred(s: &ProjectSpec) -> (Target, String) {
+    match &s.target {
+        TargetChoice::Inferred { target, because } => (*target, because.value.clone()),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn target_is_inferred_from_the_first_decisive_command() {
     // `$cd` (both dialects) decides only when no command of one dialect follows: a Source QC
     // may begin with it (Scentus' pony QCs: `$cd`, `$scale`, `$modelname`, `$model`)
     let (_, s) = parse("$modelname \"a.mdl\"\n$cd \".\"\n$cdmaterials \"x\"\n");
-    match &s.target {
-        TargetChoice::Inferred { target, because } => {
-            assert_eq!(*target, Target::Source);
-            assert_eq!(because.value, "$cdmaterials");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(inferred(&s), (Target::Source, "$cdmaterials".into()));
     let (_, s) = parse("$modelname \"a.mdl\"\n$cd \".\"\n$body b \"ref\"\n");
-    match &s.target {
-        TargetChoice::Inferred { target, because } => {
-            assert_eq!(*target, Target::GoldSrc);
-            assert_eq!(because.value, "$cd");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(inferred(&s), (Target::GoldSrc, "$cd".into()));
     let (d, s) = parse("$modelname \"a.mdl\"\n$SurfaceProp metal\n$cdtexture \".\"\n");
     // the later HL1 command is read, with a warning
     assert_eq!(codes(&d), ["W0229"]);
-    match &s.target {
-        TargetChoice::Inferred { target, because } => {
-            assert_eq!(*target, Target::Source);
-            assert_eq!(because.value, "$SurfaceProp");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(inferred(&s), (Target::Source, "$SurfaceProp".into()));
 }
 
 #[test]

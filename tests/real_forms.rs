@@ -44,6 +44,20 @@ fn build(qc: &Path, dir: &Path) -> String {
     err
 }
 
+/// Writes fixture `name` to `to` with `from` replaced by `with`, its `../anim_chain/` files
+/// named where they are; returns `to`.
+fn edited_fixture(name: &str, from: &str, with: &str, to: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(fixture(name))
+        .unwrap()
+        .replace(from, with)
+        .replace(
+            "../anim_chain/",
+            &format!("{}/", fixture("../anim_chain").display()),
+        );
+    std::fs::write(to, text).unwrap();
+    to.to_path_buf()
+}
+
 fn codes(stderr: &str) -> Vec<String> {
     stderr
         .lines()
@@ -176,15 +190,7 @@ fn an_attachment_rotated_by_one_angle_is_rotated_by_three_with_zeros() {
     assert_eq!(one["mdl"]["attachments"], three["mdl"]["attachments"]);
     assert_eq!(one["mdl"]["attachments"].as_array().unwrap().len(), 1);
     // and it is rotated: not the identity
-    let identity = dir.join("identity.qc");
-    let text = std::fs::read_to_string(fixture("real_forms.qc"))
-        .unwrap()
-        .replace("rotate -90", "")
-        .replace(
-            "../anim_chain/",
-            &format!("{}/", fixture("../anim_chain").display()),
-        );
-    std::fs::write(&identity, text).unwrap();
+    let identity = edited_fixture("real_forms.qc", "rotate -90", "", &dir.join("identity.qc"));
     build(&identity, &dir);
     let none = inspect_json(&dir.join("out/test/real_forms.mdl"));
     assert_ne!(none["mdl"]["attachments"], one["mdl"]["attachments"]);
@@ -393,15 +399,12 @@ fn an_attachment_without_a_bone_is_put_on_the_root_bone() {
     assert_eq!(codes(&err), ["W0420"], "{err}");
     assert!(err.contains("empty_bone.qc:8:20"), "{err}");
     let empty = inspect_json(&dir.join("out/test/empty_bone.mdl"));
-    let named = dir.join("named.qc");
-    let text = std::fs::read_to_string(fixture("empty_bone.qc"))
-        .unwrap()
-        .replace("\"emit\" \"\"", "\"emit\" \"root\"")
-        .replace(
-            "../anim_chain/",
-            &format!("{}/", fixture("../anim_chain").display()),
-        );
-    std::fs::write(&named, text).unwrap();
+    let named = edited_fixture(
+        "empty_bone.qc",
+        "\"emit\" \"\"",
+        "\"emit\" \"root\"",
+        &dir.join("named.qc"),
+    );
     assert!(codes(&build(&named, &dir)).is_empty());
     let root = inspect_json(&dir.join("out/test/empty_bone.mdl"));
     let attachments = &empty["mdl"]["attachments"];

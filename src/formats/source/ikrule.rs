@@ -502,10 +502,9 @@ pub(super) fn pose_world(
     cx: &Context,
 ) -> Vec<M34> {
     use super::anim::quat;
-    let mut world: Vec<M34> = Vec::with_capacity(cx.bones.len());
-    for (k, bone) in cx.bones.iter().enumerate() {
+    chain_world(cx, |k| {
         let own = poses.get(k).copied().unwrap_or_default();
-        let local = match delta {
+        match delta {
             None => math::from_euler(own.rot, own.pos),
             Some((weights, base)) => {
                 let b = base.get(k).copied().unwrap_or_default();
@@ -513,7 +512,15 @@ pub(super) fn pose_world(
                 let q = quat::ma(math::euler_quat(b.rot), w, math::euler_quat(own.rot));
                 math::from_euler(quat::euler(q), math::add(b.pos, math::scale(own.pos, w)))
             }
-        };
+        }
+    })
+}
+
+/// Model-space matrices of the plan's bones from each bone's local matrix, parents first.
+fn chain_world(cx: &Context, local: impl Fn(usize) -> M34) -> Vec<M34> {
+    let mut world: Vec<M34> = Vec::with_capacity(cx.bones.len());
+    for (k, bone) in cx.bones.iter().enumerate() {
+        let local = local(k);
         let w = match bone.parent.and_then(|p| world.get(p)) {
             Some(pw) => math::mul(pw, &local),
             None => local,
@@ -979,22 +986,16 @@ impl Sequences<'_> {
             None => {
                 if let Some(a) = anims.get(own) {
                     let single = self.single(a, frame as f32, cx.bones.len());
-                    for (k, (p2, q2)) in single.into_iter().enumerate() {
-                        (pos[k], q[k]) = (p2, q2);
+                    for ((p, r), (p2, q2)) in pos.iter_mut().zip(q.iter_mut()).zip(single) {
+                        (*p, *r) = (p2, q2);
                     }
                 }
             }
         }
-        let mut world: Vec<M34> = Vec::with_capacity(cx.bones.len());
-        for (k, bone) in cx.bones.iter().enumerate() {
-            let local = math::quat_matrix(q[k], pos[k]);
-            let w = match bone.parent.and_then(|p| world.get(p)) {
-                Some(pw) => math::mul(pw, &local),
-                None => local,
-            };
-            world.push(w);
-        }
-        world
+        chain_world(cx, |k| {
+            let (q, p) = (q.get(k).copied(), pos.get(k).copied());
+            math::quat_matrix(q.unwrap_or([0.0, 0.0, 0.0, 1.0]), p.unwrap_or_default())
+        })
     }
 
     /// `CalcPoseSingle`: frame `(int) frame % numframes` of an animation, no interpolation.

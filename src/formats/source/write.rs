@@ -288,7 +288,8 @@ struct Placed {
 /// do not pad blocks to 512 bytes as the 2006 SDK's Xbox-minded code does, and end the last
 /// block where its data ends; mdlc does the same.
 pub struct AniFile {
-    size: usize,
+    /// Where the next piece goes.
+    packing: Packing,
     pub bytes: Vec<u8>,
     /// `(datastart, dataend)` per block, entry 0 unused.
     pub blocks: Vec<(usize, usize)>,
@@ -296,10 +297,43 @@ pub struct AniFile {
     pieces: Vec<(usize, usize)>,
 }
 
+/// The rule that places the pieces of an `.ani` (see [`AniFile`]): each at the next multiple of
+/// its alignment after the one before, the first of a new block when it is the first piece or
+/// would take its block past `size` bytes.
+#[derive(Clone, Copy)]
+struct Packing {
+    size: usize,
+    /// Where the last piece ends (the header's end before any).
+    end: usize,
+    /// Where the current block starts (none before the first piece).
+    block_start: Option<usize>,
+}
+
+impl Packing {
+    fn new(size: usize) -> Packing {
+        Packing {
+            size,
+            end: StudioHdr::SIZE,
+            block_start: None,
+        }
+    }
+
+    /// Places a piece of `len` bytes: its start, and whether it starts a new block.
+    fn next(&mut self, len: usize, align: usize) -> (usize, bool) {
+        let start = self.end.next_multiple_of(align);
+        let new_block = self.block_start.is_none_or(|b| start + len - b > self.size);
+        if new_block {
+            self.block_start = Some(start);
+        }
+        self.end = start + len;
+        (start, new_block)
+    }
+}
+
 impl AniFile {
     fn new(size: usize) -> AniFile {
         AniFile {
-            size,
+            packing: Packing::new(size),
             bytes: vec![0; StudioHdr::SIZE],
             blocks: vec![(0, 0)],
             pieces: Vec::new(),
@@ -308,38 +342,26 @@ impl AniFile {
 
     /// How many blocks the same pieces would take with blocks of `size` bytes.
     pub fn blocks_with(&self, size: usize) -> usize {
-        let mut end = StudioHdr::SIZE;
-        let mut block_start: Option<usize> = None;
-        let mut blocks = 0;
-        for &(len, align) in &self.pieces {
-            let start = end.next_multiple_of(align);
-            if block_start.is_none_or(|b| start + len - b > size) {
-                block_start = Some(start);
-                blocks += 1;
-            }
-            end = start + len;
-        }
-        blocks
+        let mut p = Packing::new(size);
+        self.pieces
+            .iter()
+            .filter(|&&(len, align)| p.next(len, align).1)
+            .count()
     }
 
     /// The smallest `$animblocksize` in KB (under 1024, as the QC reads it) whose blocks are at
     /// most `max`, if there is one.
     pub fn smallest_kb_within(&self, max: usize) -> Option<usize> {
-        let from = self.size / 1024 + 1;
+        let from = self.packing.size / 1024 + 1;
         (from..1024).find(|&kb| self.blocks_with(kb * 1024) <= max)
     }
 
-    /// Puts one piece at the next multiple of `align`, in a new block if it would take the
-    /// current one past the block size; returns its block and its absolute offset.
+    /// Puts one piece where [`Packing`] places it; returns its block and its absolute offset.
     fn put(&mut self, piece: &[u8], align: usize) -> (usize, usize) {
         self.pieces.push((piece.len(), align));
-        let start = self.bytes.len().next_multiple_of(align);
-        let first = self.blocks.len() == 1;
-        let over = self
-            .blocks
-            .last()
-            .is_some_and(|b| start + piece.len() - b.0 > self.size);
-        if first || over {
+        let (start, new_block) = self.packing.next(piece.len(), align);
+        if new_block {
+            let first = self.blocks.len() == 1;
             if let Some(last) = self.blocks.last_mut().filter(|_| !first) {
                 last.1 = start;
             }
