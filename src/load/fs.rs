@@ -117,9 +117,83 @@ impl Fs for RecordingFs<'_> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RealFs;
 
+/// Files at least this large are read by several threads at once when there are cores to spare.
+const PARALLEL_READ_BYTES: u64 = 16 << 20;
+
+/// A whole file. A large one is read in pieces side by side: copying from the page cache and
+/// the first touch of the fresh buffer's pages are the kernel's work, on the core that asks,
+/// so two threads read a 150 MB SMD in about half the time one does.
+fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    {
+        let threads = crate::threads::spare_threads(usize::MAX);
+        if threads > 1 {
+            let file = std::fs::File::open(path)?;
+            let len = file.metadata()?.len();
+            if len >= PARALLEL_READ_BYTES {
+                if let Some(bytes) = read_in_pieces(&file, len, threads)? {
+                    return Ok(bytes);
+                }
+            }
+        }
+    }
+    std::fs::read(path)
+}
+
+/// [`read_file`]'s pieces: `None` when the file turns out shorter or longer than `len` (it
+/// changed while it was read), which [`read_file`] then reads again as a whole.
+#[cfg(unix)]
+fn read_in_pieces(file: &std::fs::File, len: u64, threads: usize) -> io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    let Ok(n) = usize::try_from(len) else {
+        return Ok(None);
+    };
+    let mut bytes = vec![0u8; n];
+    let piece = n.div_ceil(threads).max(1);
+    let whole = std::thread::scope(|scope| -> io::Result<bool> {
+        let jobs: Vec<_> = bytes
+            .chunks_mut(piece)
+            .enumerate()
+            .map(|(i, chunk)| {
+                scope.spawn(move || -> io::Result<bool> {
+                    let mut at = (i * piece) as u64;
+                    let mut rest = chunk;
+                    while !rest.is_empty() {
+                        match file.read_at(rest, at) {
+                            Ok(0) => return Ok(false),
+                            Ok(k) => {
+                                at += k as u64;
+                                rest = rest.get_mut(k..).unwrap_or_default();
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(true)
+                })
+            })
+            .collect();
+        let mut whole = true;
+        for j in jobs {
+            whole &= j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
+        }
+        Ok(whole)
+    })?;
+    // nothing past the end: the file did not grow meanwhile
+    let mut probe = [0u8; 1];
+    let grew = loop {
+        match file.read_at(&mut probe, len) {
+            Ok(k) => break k > 0,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    Ok((whole && !grew).then_some(bytes))
+}
+
 impl Fs for RealFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(path)
+        read_file(path)
     }
 
     fn size(&self, path: &Path) -> Option<u64> {
@@ -286,6 +360,29 @@ pub fn find(fs: &dyn Fs, path: &Path) -> Lookup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A large file read in pieces is the file, however many threads and wherever the cuts
+    /// fall; a file whose length changed meanwhile is not taken.
+    #[cfg(unix)]
+    #[test]
+    fn reading_in_pieces_is_reading_whole() {
+        let dir = std::env::temp_dir().join(format!("mdlc-pieces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.smd");
+        let bytes: Vec<u8> = (0..1_000_003u32).map(|i| (i * 7 % 253) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let len = bytes.len() as u64;
+        for threads in [1, 2, 3, 4, 7] {
+            let got = read_in_pieces(&file, len, threads).unwrap();
+            assert!(got.as_deref() == Some(&bytes[..]), "{threads} threads");
+        }
+        // the file is longer, or shorter, than the length asked for
+        assert!(read_in_pieces(&file, len - 1, 2).unwrap().is_none());
+        assert!(read_in_pieces(&file, len + 1, 2).unwrap().is_none());
+        assert_eq!(read_file(&path).unwrap(), bytes);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn finds_exact_other_case_and_nearest() {

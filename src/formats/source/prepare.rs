@@ -1278,50 +1278,60 @@ fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) ->
         .iter()
         .map(|m| m.meshes.iter().map(PMesh::flexed).collect())
         .collect();
-    // One job per variant, model, LOD and mesh, each independent of the others: built on the
-    // spare cores, largest first, and put back in order.
+    // One job per model, LOD and mesh, each independent of the others, making the strips of
+    // all three variants (which share meshopt's work where they cut the same strips): built
+    // on the spare cores, largest first, and put back in order.
     let tris = |m: usize, l: usize, k: usize| {
         models[m].meshes[k]
             .lod_tris
             .get(l)
             .map_or(&[][..], Vec::as_slice)
     };
-    let mut jobs: Vec<(usize, usize, usize, usize)> = Vec::new();
-    for v in 0..Variant::ALL.len() {
-        for (m, model) in models.iter().enumerate() {
-            for l in 0..num_lods {
-                for k in 0..model.meshes.len() {
-                    jobs.push((v, m, l, k));
-                }
+    let mut jobs: Vec<(usize, usize, usize)> = Vec::new();
+    for (m, model) in models.iter().enumerate() {
+        for l in 0..num_lods {
+            for k in 0..model.meshes.len() {
+                jobs.push((m, l, k));
             }
         }
     }
-    let total: usize = jobs.iter().map(|&(_, m, l, k)| tris(m, l, k).len()).sum();
+    let total: usize = jobs.iter().map(|&(m, l, k)| tris(m, l, k).len()).sum();
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&j| {
-        let (_, m, l, k) = jobs[j];
+        let (m, l, k) = jobs[j];
         std::cmp::Reverse(tris(m, l, k).len())
     });
-    let threads = if total < PARALLEL_STRIP_TRIS {
+    let threads = if total * Variant::ALL.len() < PARALLEL_STRIP_TRIS {
         1
     } else {
         crate::threads::spare_threads(jobs.len())
     };
     let built = crate::threads::map_parallel(&order, threads, |&j| {
-        let (v, m, l, k) = jobs[j];
+        let (m, l, k) = jobs[j];
         let mesh = &models[m].meshes[k];
-        let variant = Variant::ALL[v];
-        strips::build(
-            &mesh.vertices,
-            tris(m, l, k),
-            &flexed[m][k],
-            variant,
-            static_prop,
-        )
+        let mut cache = strips::Orders::default();
+        Variant::ALL.map(|variant| {
+            strips::build(
+                &mesh.vertices,
+                tris(m, l, k),
+                &flexed[m][k],
+                variant,
+                static_prop,
+                &mut cache,
+            )
+        })
     });
-    let mut slots: Vec<Option<Vec<super::model::Group>>> = (0..jobs.len()).map(|_| None).collect();
+    let mut per_job: Vec<Option<[Vec<super::model::Group>; 3]>> =
+        (0..jobs.len()).map(|_| None).collect();
     for (&j, groups) in order.iter().zip(built) {
-        slots[j] = Some(groups);
+        per_job[j] = Some(groups);
+    }
+    // variant by variant, in job order
+    let mut slots: Vec<Option<Vec<super::model::Group>>> = Vec::new();
+    for v in 0..Variant::ALL.len() {
+        for job in per_job.iter_mut() {
+            slots.push(job.as_mut().map(|g| std::mem::take(&mut g[v])));
+        }
     }
     let mut slots = slots.into_iter().map(Option::unwrap_or_default);
     Variant::ALL

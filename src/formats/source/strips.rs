@@ -135,6 +135,7 @@ pub fn build(
     flexed: &[bool],
     variant: Variant,
     static_prop: bool,
+    cache: &mut Orders,
 ) -> Vec<Group> {
     if tris.is_empty() {
         return Vec::new();
@@ -154,19 +155,44 @@ pub fn build(
             SW_FLEXED,
             true,
             static_prop,
+            cache,
         ));
-        groups.extend(build_set(verts, &nt, usize::MAX, SW, true, static_prop));
+        groups.extend(build_set(
+            verts,
+            &nt,
+            usize::MAX,
+            SW,
+            true,
+            static_prop,
+            cache,
+        ));
     } else if variant == Variant::Dx90 {
-        groups.extend(build_set(verts, &ft, limit, HW_FLEXED, false, static_prop));
-        groups.extend(build_set(verts, &nt, limit, HW, false, static_prop));
+        groups.extend(build_set(
+            verts,
+            &ft,
+            limit,
+            HW_FLEXED,
+            false,
+            static_prop,
+            cache,
+        ));
+        groups.extend(build_set(verts, &nt, limit, HW, false, static_prop, cache));
     } else {
         let mut b = Vec::new();
         let (one, many): (Vec<[u32; 3]>, Vec<[u32; 3]>) = ft.iter().partition(|t| {
             bones_of(verts, t, &mut b);
             b.len() <= 1
         });
-        groups.extend(build_set(verts, &one, 1, HW_FLEXED, false, static_prop));
-        groups.extend(build_set(verts, &nt, limit, HW, false, static_prop));
+        groups.extend(build_set(
+            verts,
+            &one,
+            1,
+            HW_FLEXED,
+            false,
+            static_prop,
+            cache,
+        ));
+        groups.extend(build_set(verts, &nt, limit, HW, false, static_prop, cache));
         groups.extend(build_set(
             verts,
             &many,
@@ -174,9 +200,61 @@ pub fn build(
             SW_FLEXED,
             true,
             static_prop,
+            cache,
         ));
     }
     groups
+}
+
+/// Each strip's vertex order and indices, by its triangles: the variants of one mesh often cut
+/// it into the same strips (a mesh whose bones fit every palette is one strip list in all
+/// three files), and meshopt's order depends on the triangles alone, so it is found once.
+#[derive(Default)]
+pub struct Orders {
+    done: Vec<(Vec<[u32; 3]>, std::rc::Rc<Order>)>,
+}
+
+/// A strip's vertices (mesh vertex numbers, in first-use order) and its indices into them.
+type Order = (Vec<u32>, Vec<u32>);
+
+impl Orders {
+    /// The strip's vertices (mesh vertex numbers) in first-use order after meshopt's
+    /// vertex-cache order, and its indices into them.
+    fn of(&mut self, ts: Vec<[u32; 3]>) -> std::rc::Rc<Order> {
+        if let Some((_, o)) = self.done.iter().find(|(t, _)| *t == ts) {
+            return o.clone();
+        }
+        // local numbering, meshopt vertex-cache order, then first-use vertex order
+        let mut local_of = crate::formats::hash::FastMap::default();
+        let mut globals: Vec<u32> = Vec::new();
+        let mut local_idx: Vec<u32> = Vec::with_capacity(ts.len() * 3);
+        for t in &ts {
+            for &v in t {
+                let l = *local_of.entry(v).or_insert_with(|| {
+                    globals.push(v);
+                    (globals.len() - 1) as u32
+                });
+                local_idx.push(l);
+            }
+        }
+        let optimized = meshopt::optimize_vertex_cache(&local_idx, globals.len());
+        let mut fetch = vec![u32::MAX; globals.len()];
+        let mut order: Vec<u32> = Vec::with_capacity(globals.len());
+        let mut idx: Vec<u32> = Vec::with_capacity(optimized.len());
+        for &l in &optimized {
+            let Some(f) = fetch.get_mut(l as usize) else {
+                continue;
+            };
+            if *f == u32::MAX {
+                *f = order.len() as u32;
+                order.push(globals.get(l as usize).copied().unwrap_or(0));
+            }
+            idx.push(*f);
+        }
+        let o = std::rc::Rc::new((order, idx));
+        self.done.push((ts, o.clone()));
+        o
+    }
 }
 
 /// The strip groups of one set of triangles, all with `flags`: `software` groups store global
@@ -188,6 +266,7 @@ fn build_set(
     flags: u8,
     software: bool,
     static_prop: bool,
+    cache: &mut Orders,
 ) -> Vec<Group> {
     if tris.is_empty() {
         return Vec::new();
@@ -216,31 +295,8 @@ fn build_set(
     }
     let mut groups: Vec<Group> = Vec::new();
     for (palette, ts) in pieces {
-        // local numbering, meshopt vertex-cache order, then first-use vertex order
-        let mut local_of = crate::formats::hash::FastMap::default();
-        let mut globals: Vec<u32> = Vec::new();
-        let mut local_idx: Vec<u32> = Vec::with_capacity(ts.len() * 3);
-        for t in &ts {
-            for &v in t {
-                let l = *local_of.entry(v).or_insert_with(|| {
-                    globals.push(v);
-                    (globals.len() - 1) as u32
-                });
-                local_idx.push(l);
-            }
-        }
-        let optimized = meshopt::optimize_vertex_cache(&local_idx, globals.len());
-        let mut fetch = vec![u32::MAX; globals.len()];
-        let mut order: Vec<u32> = Vec::with_capacity(globals.len());
-        let mut idx: Vec<u32> = Vec::with_capacity(optimized.len());
-        for &l in &optimized {
-            let f = &mut fetch[l as usize];
-            if *f == u32::MAX {
-                *f = order.len() as u32;
-                order.push(globals[l as usize]);
-            }
-            idx.push(*f);
-        }
+        let made = cache.of(ts);
+        let (order, idx) = (made.0.as_slice(), made.1.as_slice());
         let need_new = match groups.last() {
             Some(g) => {
                 g.flags != flags
@@ -261,7 +317,7 @@ fn build_set(
         let vert_offset = g.verts.len();
         let index_offset = g.indices.len();
         let mut max_bones = 0u8;
-        for &v in &order {
+        for &v in order {
             let Some(pv) = verts.get(v as usize) else {
                 continue;
             };
@@ -288,7 +344,7 @@ fn build_set(
                 bone_id,
             });
         }
-        for i in idx {
+        for &i in idx {
             g.indices.push((vert_offset as u32 + i) as u16);
         }
         let changes: Vec<VtxBoneStateChange> = if software {
@@ -347,7 +403,7 @@ mod tests {
         let verts: Vec<PVertex> = (0..180).map(|i| vert(&[(i / 3) as u8 % 60])).collect();
         let tris: Vec<[u32; 3]> = (0..60).map(|t| [t * 3, t * 3 + 1, t * 3 + 2]).collect();
         for v in [Variant::Dx90, Variant::Dx80] {
-            let groups = build(&verts, &tris, &[], v, false);
+            let groups = build(&verts, &tris, &[], v, false, &mut Orders::default());
             let mut n = 0;
             for g in &groups {
                 for (s, changes) in &g.strips {
@@ -360,6 +416,46 @@ mod tests {
                 }
             }
             assert_eq!(n, 60);
+        }
+    }
+
+    /// The variants of one mesh built with one shared [`Orders`] are the variants built each
+    /// on its own, where the cuts are the same (20 bones: one strip list in dx90 and sw) and
+    /// where they differ (dx80's 16-bone palette), flexed triangles included.
+    #[test]
+    fn shared_orders_change_nothing() {
+        let verts: Vec<PVertex> = (0..300u32)
+            .map(|i| vert(&[(i % 20) as u8, ((i / 7) % 20) as u8]))
+            .collect();
+        let tris: Vec<[u32; 3]> = (0..290u32)
+            .map(|t| [t, (t * 13 + 5) % 300, (t * 31 + 11) % 300])
+            .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2])
+            .collect();
+        let flexed: Vec<bool> = (0..300).map(|i| i % 17 == 0).collect();
+        let key = |gs: &[Group]| {
+            gs.iter()
+                .map(|g| format!("{:?}", (g.flags, &g.verts, &g.indices, &g.strips)))
+                .collect::<Vec<_>>()
+        };
+        for static_prop in [false, true] {
+            let mut shared = Orders::default();
+            let mut strips = 0;
+            for v in Variant::ALL {
+                let alone = build(
+                    &verts,
+                    &tris,
+                    &flexed,
+                    v,
+                    static_prop,
+                    &mut Orders::default(),
+                );
+                let with = build(&verts, &tris, &flexed, v, static_prop, &mut shared);
+                assert!(!alone.is_empty());
+                assert_eq!(key(&with), key(&alone), "{v:?}");
+                strips += with.iter().map(|g| g.strips.len()).sum::<usize>();
+            }
+            // dx90 and sw cut the unflexed triangles the same: their order was found once
+            assert!(shared.done.len() < strips, "{} {strips}", shared.done.len());
         }
     }
 }
