@@ -242,76 +242,176 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         out
     };
 
-    // --- weights: cleanup per corner, one warning per file -----------------------------------
-    // Every used mesh's weights are balanced here once to report what is pruned and to know
-    // the bones they use; the corners themselves are made again where they are welded, so
-    // the corners of the whole model are never in memory at once.
-    let mut used_meshes: Vec<MeshId> = Vec::new();
-    for bp in &model.body_parts {
-        for o in &bp.options {
-            if let BodyOption::Mesh(m) = o {
-                for s in lod_source(*m).into_iter().flatten() {
-                    if !used_meshes.contains(&s) {
-                        used_meshes.push(s);
-                    }
+    // --- textures and skins ----------------------------------------------------------------------
+    let mut textures: Vec<String> = Vec::new();
+    let mut mat_tex: Vec<usize> = Vec::with_capacity(model.materials.len());
+    for m in &model.materials {
+        let t = texture_name(&m.name);
+        let i = match textures.iter().position(|x| x.eq_ignore_ascii_case(&t)) {
+            Some(i) => i,
+            None => {
+                textures.push(t);
+                textures.len() - 1
+            }
+        };
+        mat_tex.push(i);
+    }
+    if textures.is_empty() {
+        textures.push("default".into());
+    }
+    let mut skins: Vec<Vec<i16>> = Vec::new();
+    for fam in &model.skins.families {
+        let mut row: Vec<i16> = (0..textures.len() as i16).collect();
+        for (r, m) in fam.iter().enumerate() {
+            if let (Some(&col), Some(&tex)) = (mat_tex.get(r), mat_tex.get(m.index())) {
+                if r < model.skins.num_ref {
+                    row[col] = tex as i16;
                 }
             }
         }
+        skins.push(row);
+    }
+    if skins.is_empty() {
+        skins.push((0..textures.len() as i16).collect());
+    }
+
+    // --- welding, and the weight cleanup's report ------------------------------------------------
+    // Every body-part model's corners are made (weights balanced, normals unit length) and
+    // welded into one vertex pool per material here, before the bones are chosen: the bones
+    // kept are those the balanced weights name, and the corners are made once for both. A
+    // mesh's corners that lose links are counted the first time it is welded; one warning
+    // per mesh, in the order they are first used.
+    let mut scans: Vec<(MeshId, Scan)> = Vec::new();
+    let mut welded: Vec<Vec<Welded>> = Vec::with_capacity(model.body_parts.len());
+    for bp in &model.body_parts {
+        let mut options = Vec::with_capacity(bp.options.len());
+        for o in &bp.options {
+            let BodyOption::Mesh(m) = o else {
+                options.push(Welded::Blank);
+                continue;
+            };
+            if model.mesh(*m).is_none() {
+                options.push(Welded::Missing);
+                continue;
+            }
+            let sources = lod_source(*m);
+            // material → list of mesh chunks
+            let mut meshes: Vec<(usize, MeshBuild)> = Vec::new();
+            for (lod, src) in sources.iter().enumerate() {
+                let Some(src) = src else { continue };
+                let Some(smesh) = model.mesh(*src) else {
+                    continue;
+                };
+                let scan_here = !scans.iter().any(|(id, _)| id == src);
+                // each triangle's texture and corners (weights balanced, normals unit length),
+                // and what the balancing dropped: made on a spare core for a large mesh, a
+                // block ahead of the welding here
+                let make = |t: &crate::ir::Triangle| -> Made {
+                    let (tri, lost, largest) = corners_in(smesh, t);
+                    let tex = smesh
+                        .material_of(t)
+                        .map(|mat| mat_tex.get(mat.index()).copied().unwrap_or(0));
+                    let corners = tri.map(|c| {
+                        let (pos, normal) = if static_prop {
+                            (math::rot_z90(c.pos), math::rot_z90(c.normal))
+                        } else {
+                            (c.pos, c.normal)
+                        };
+                        let nl = math::dot(normal, normal).sqrt();
+                        let normal = if nl > 0.0 {
+                            math::scale(normal, 1.0 / nl)
+                        } else {
+                            normal
+                        };
+                        CornerIn {
+                            pos,
+                            normal,
+                            uv: c.uv,
+                            weights: c.weights,
+                        }
+                    });
+                    Made {
+                        tex,
+                        corners,
+                        lost,
+                        largest,
+                    }
+                };
+                // a mesh's vertices and LOD-0 triangles, at most `MAX_MESH_VERTS` of each per
+                // piece: about the source's triangles, for the maps' first size
+                let expected = if lod == 0 {
+                    smesh.mesh.triangles.len().min(MAX_MESH_VERTS + 1)
+                } else {
+                    0
+                };
+                let mut scan = Scan::new(nbones_ir);
+                let mut weld_one = |made: Made| {
+                    if scan_here {
+                        scan.add(&made);
+                    }
+                    let Some(tex) = made.tex else { return };
+                    let idx = match meshes.iter().rposition(|m| m.0 == tex) {
+                        Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
+                        _ => {
+                            meshes.push((tex, MeshBuild::new(num_lods, expected)));
+                            meshes.len() - 1
+                        }
+                    };
+                    meshes[idx].1.triangle(lod, &made.corners);
+                };
+                let tris = &smesh.mesh.triangles;
+                if tris.len() < PARALLEL_CORNER_TRIS || crate::threads::spare_threads(2) < 2 {
+                    tris.iter().for_each(|t| weld_one(make(t)));
+                } else {
+                    const BLOCK: usize = 8192;
+                    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<_>>(2);
+                    std::thread::scope(|scope| {
+                        scope.spawn(move || {
+                            for block in tris.chunks(BLOCK) {
+                                if tx.send(block.iter().map(make).collect()).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                        let t0 = std::time::Instant::now();
+                        let mut wait = std::time::Duration::ZERO;
+                        loop {
+                            let tw = std::time::Instant::now();
+                            let Ok(block) = rx.recv() else { break };
+                            wait += tw.elapsed();
+                            block.into_iter().for_each(&mut weld_one);
+                        }
+                        eprintln!("WELD total {:?} waiting {:?}", t0.elapsed(), wait);
+                    });
+                }
+                if scan_here {
+                    scans.push((*src, scan));
+                }
+            }
+            options.push(Welded::Meshes(meshes));
+        }
+        welded.push(options);
     }
     let mut weighted = vec![false; nbones_ir];
-    for &mid in &used_meshes {
-        let Some(mm) = model.mesh(mid) else { continue };
-        // corners that lose links, the largest weight dropped, the bones linked: per piece of
-        // the mesh (on the spare cores for a large one), then together
-        let scan = |tris: &&[crate::ir::Triangle]| {
-            let mut lost = 0usize;
-            let mut largest = 0.0f32;
-            let mut linked = vec![false; nbones_ir];
-            for t in tris.iter() {
-                let (cs, l, d) = corners_in(mm, t);
-                lost += l;
-                largest = largest.max(d);
-                for c in &cs {
-                    for w in &c.weights {
-                        if let Some(u) = linked.get_mut(w.0.index()) {
-                            *u = true;
-                        }
-                    }
-                }
-            }
-            (lost, largest, linked)
-        };
-        let tris = &mm.mesh.triangles;
-        let threads = if tris.len() < PARALLEL_CORNER_TRIS {
-            1
-        } else {
-            crate::threads::spare_threads(usize::MAX)
-        };
-        let pieces: Vec<&[crate::ir::Triangle]> = tris
-            .chunks(tris.len().div_ceil(threads * 4).max(1))
-            .collect();
-        let mut lost = 0usize;
-        let mut largest = 0.0f32;
-        for (l, d, linked) in crate::threads::map_parallel(&pieces, threads, scan) {
-            lost += l;
-            largest = largest.max(d);
-            for (u, k) in weighted.iter_mut().zip(linked) {
-                *u |= k;
-            }
+    for (mid, scan) in &scans {
+        for (u, k) in weighted.iter_mut().zip(&scan.linked) {
+            *u |= k;
         }
-        if lost > 0 && !static_prop {
+        let Some(mm) = model.mesh(*mid) else { continue };
+        if scan.lost > 0 && !static_prop {
             diags.push(
                 Diagnostic::new(
                     Code::SourceWeightsPruned,
                     format!(
-                        "{lost} vertices of `{}` lose bone weights (Source keeps at most 3 links per vertex, none under 0.05)",
-                        mm.name
+                        "{} vertices of `{}` lose bone weights (Source keeps at most 3 links per vertex, none under 0.05)",
+                        scan.lost, mm.name
                     ),
                     mm.span,
                     "in this mesh",
                 )
                 .with_note(format!(
-                    "the largest weight dropped is {largest:.3}; the remaining weights are rescaled to add up to 1"
+                    "the largest weight dropped is {:.3}; the remaining weights are rescaled to add up to 1",
+                    scan.largest
                 )),
             );
         }
@@ -468,39 +568,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     let realign = super::realign::realign(model, &mut bones, &ir_to_out, diags)?;
     let out_bone = |b: BoneId| ir_to_out.get(b.index()).copied().flatten().unwrap_or(0);
 
-    // --- textures and skins ----------------------------------------------------------------------
-    let mut textures: Vec<String> = Vec::new();
-    let mut mat_tex: Vec<usize> = Vec::with_capacity(model.materials.len());
-    for m in &model.materials {
-        let t = texture_name(&m.name);
-        let i = match textures.iter().position(|x| x.eq_ignore_ascii_case(&t)) {
-            Some(i) => i,
-            None => {
-                textures.push(t);
-                textures.len() - 1
-            }
-        };
-        mat_tex.push(i);
-    }
-    if textures.is_empty() {
-        textures.push("default".into());
-    }
-    let mut skins: Vec<Vec<i16>> = Vec::new();
-    for fam in &model.skins.families {
-        let mut row: Vec<i16> = (0..textures.len() as i16).collect();
-        for (r, m) in fam.iter().enumerate() {
-            if let (Some(&col), Some(&tex)) = (mat_tex.get(r), mat_tex.get(m.index())) {
-                if r < model.skins.num_ref {
-                    row[col] = tex as i16;
-                }
-            }
-        }
-        skins.push(row);
-    }
-    if skins.is_empty() {
-        skins.push((0..textures.len() as i16).collect());
-    }
-
     // --- each LOD's bone replacements (`replacebone`, `bonetreecollapse`) -----------------------
     let lod_bone_maps: Vec<Vec<BoneId>> = (0..num_lods)
         .map(
@@ -514,10 +581,13 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     // --- body parts, models, meshes ----------------------------------------------------------------
     let mut body_parts = Vec::new();
     let mut failed = false;
-    for bp in &model.body_parts {
+    for (bp, options) in model.body_parts.iter().zip(welded) {
         let mut models = Vec::new();
-        for o in &bp.options {
-            let BodyOption::Mesh(m) = o else {
+        for (o, w) in bp.options.iter().zip(options) {
+            let (BodyOption::Mesh(m), Welded::Meshes(mut meshes)) = (o, w) else {
+                if matches!(o, BodyOption::Mesh(_)) {
+                    continue;
+                }
                 models.push(PModel {
                     name: String::new(),
                     meshes: Vec::new(),
@@ -526,80 +596,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 continue;
             };
             let Some(mm) = model.mesh(*m) else { continue };
-            let sources = lod_source(*m);
-            // material → list of mesh chunks
-            let mut meshes: Vec<(usize, MeshBuild)> = Vec::new();
-            for (lod, src) in sources.iter().enumerate() {
-                let Some(src) = src else { continue };
-                let Some(smesh) = model.mesh(*src) else {
-                    continue;
-                };
-                // each triangle's texture and corners (weights balanced, normals unit length):
-                // made on a spare core for a large mesh, a block ahead of the welding here
-                let make = |t: &crate::ir::Triangle| -> Option<(usize, [CornerIn; 3])> {
-                    let (tri, _, _) = corners_in(smesh, t);
-                    let mat = smesh.material_of(t)?;
-                    let tex = mat_tex.get(mat.index()).copied().unwrap_or(0);
-                    let corners = tri.map(|c| {
-                        let (pos, normal) = if static_prop {
-                            (math::rot_z90(c.pos), math::rot_z90(c.normal))
-                        } else {
-                            (c.pos, c.normal)
-                        };
-                        let nl = math::dot(normal, normal).sqrt();
-                        let normal = if nl > 0.0 {
-                            math::scale(normal, 1.0 / nl)
-                        } else {
-                            normal
-                        };
-                        CornerIn {
-                            pos,
-                            normal,
-                            uv: c.uv,
-                            weights: c.weights,
-                        }
-                    });
-                    Some((tex, corners))
-                };
-                // a mesh's vertices and LOD-0 triangles, at most `MAX_MESH_VERTS` of each per
-                // piece: about the source's triangles, for the maps' first size
-                let expected = if lod == 0 {
-                    smesh.mesh.triangles.len().min(MAX_MESH_VERTS + 1)
-                } else {
-                    0
-                };
-                let mut weld_one = |made: &Option<(usize, [CornerIn; 3])>| {
-                    let Some((tex, corners)) = made else { return };
-                    let tex = *tex;
-                    let idx = match meshes.iter().rposition(|m| m.0 == tex) {
-                        Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
-                        _ => {
-                            meshes.push((tex, MeshBuild::new(num_lods, expected)));
-                            meshes.len() - 1
-                        }
-                    };
-                    meshes[idx].1.triangle(lod, corners);
-                };
-                let tris = &smesh.mesh.triangles;
-                if tris.len() < PARALLEL_CORNER_TRIS || crate::threads::spare_threads(2) < 2 {
-                    tris.iter().for_each(|t| weld_one(&make(t)));
-                } else {
-                    const BLOCK: usize = 8192;
-                    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<_>>(2);
-                    std::thread::scope(|scope| {
-                        scope.spawn(move || {
-                            for block in tris.chunks(BLOCK) {
-                                if tx.send(block.iter().map(make).collect()).is_err() {
-                                    break;
-                                }
-                            }
-                        });
-                        for block in rx {
-                            block.iter().for_each(&mut weld_one);
-                        }
-                    });
-                }
-            }
             // the model's LOD-0 vertices, where a vertex only a LOD has takes its links from
             // only a model with LOD triangles searches its LOD-0 vertices
             let has_lods = meshes
@@ -1264,7 +1260,57 @@ fn procedural_bones(
         .collect()
 }
 
-/// Below this many triangles in a mesh its corners' weights are checked on this thread alone.
+/// What the weight cleanup did to one mesh's corners: how many lost links, the largest weight
+/// dropped, and the bones the kept links name.
+struct Scan {
+    lost: usize,
+    largest: f32,
+    linked: Vec<bool>,
+}
+
+impl Scan {
+    fn new(bones: usize) -> Scan {
+        Scan {
+            lost: 0,
+            largest: 0.0,
+            linked: vec![false; bones],
+        }
+    }
+
+    /// One made triangle, whether or not it has a material.
+    fn add(&mut self, made: &Made) {
+        self.lost += made.lost;
+        self.largest = self.largest.max(made.largest);
+        for c in &made.corners {
+            for w in &c.weights {
+                if let Some(u) = self.linked.get_mut(w.0.index()) {
+                    *u = true;
+                }
+            }
+        }
+    }
+}
+
+/// A triangle made for welding: its texture (none when its material is unknown: not welded),
+/// its corners, and what the weight cleanup did to them ([`corners_in`]).
+struct Made {
+    tex: Option<usize>,
+    corners: [CornerIn; 3],
+    lost: usize,
+    largest: f32,
+}
+
+/// A body-part option after welding.
+enum Welded {
+    /// `blank`: a model with no mesh.
+    Blank,
+    /// A mesh the model does not have (never, for a model the build made).
+    Missing,
+    /// The option's vertex pools, by texture.
+    Meshes(Vec<(usize, MeshBuild)>),
+}
+
+/// Below this many triangles in a mesh its corners are made on the thread that welds them.
 const PARALLEL_CORNER_TRIS: usize = 60_000;
 
 /// Below this many triangles (all variants, models, LODs and meshes together) the strips are
