@@ -292,7 +292,18 @@ impl Builder<'_> {
         } else {
             None
         };
+        // A file whose bones are the model's, in the same order, at scale 1, maps every
+        // triangle to itself when its corners' links lie one after another as lowering lays
+        // them out: the mapping below would copy the mesh unchanged, so it is kept as it is
+        // (a large mesh's longest single pass of the build otherwise).
+        let identity = !gold
+            && p.scale == 1.0
+            && map
+                .iter()
+                .enumerate()
+                .all(|(i, m)| *m == Some(BoneId(i as u32)));
         let out = match owned {
+            Some(mesh) if identity && maps_to_itself(&mesh, map.len()) => mesh,
             Some(mut mesh) => {
                 let src_weights = std::mem::take(&mut mesh.weights);
                 let mut weights = Vec::with_capacity(src_weights.len());
@@ -383,5 +394,97 @@ impl Builder<'_> {
             file_bones,
             source_positions,
         }
+    }
+}
+
+/// Whether mapping `mesh` through the identity bone map of a file with `bones` bones, at scale
+/// 1, gives `mesh` again: every corner's bone and link bones are the file's, every corner has
+/// links, and the corners' links follow one another from the first, with none left over.
+fn maps_to_itself(mesh: &Mesh, bones: usize) -> bool {
+    let mut next = 0u32;
+    let ok = mesh.triangles.iter().all(|t| {
+        t.corners.iter().all(|c| {
+            let here = c.weights.0 == next && c.weights.1 > 0 && c.bone.index() < bones;
+            next = next.wrapping_add(c.weights.1);
+            here
+        })
+    });
+    ok && next as usize == mesh.weights.len() && mesh.weights.iter().all(|w| w.bone.index() < bones)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::Span;
+
+    /// Two triangles over bones 0..3, each corner with `links[i]` links laid out one after
+    /// another.
+    fn mesh(links: [u32; 6]) -> Mesh {
+        let span = Span::new(0, 1).in_file(FileId(0));
+        let mut weights = Vec::new();
+        let mut corner = |i: usize| {
+            let first = weights.len() as u32;
+            for k in 0..links[i] {
+                weights.push(Weight {
+                    bone: BoneId((i as u32 + k) % 3),
+                    weight: 1.0 / links[i] as f32,
+                });
+            }
+            Corner {
+                pos: [i as f32, 0.0, 1.0],
+                normal: [0.0, 0.0, 1.0],
+                uv: [0.5, 0.5],
+                bone: BoneId(i as u32 % 3),
+                weights: (first, links[i]),
+                span,
+            }
+        };
+        let a = [corner(0), corner(1), corner(2)];
+        let b = [corner(3), corner(4), corner(5)];
+        Mesh {
+            materials: vec!["m".into()],
+            triangles: vec![
+                Triangle {
+                    material: 0,
+                    corners: a,
+                    span,
+                },
+                Triangle {
+                    material: 0,
+                    corners: b,
+                    span,
+                },
+            ],
+            weights,
+        }
+    }
+
+    /// The mesh is kept as it is only when the mapping would rebuild it unchanged.
+    #[test]
+    fn a_mesh_maps_to_itself_only_when_laid_out_as_lowered() {
+        let m = mesh([1, 2, 3, 1, 1, 2]);
+        assert!(maps_to_itself(&m, 3));
+        // a bone the file does not have (a corner's, a link's)
+        assert!(!maps_to_itself(&m, 2));
+        let mut c = m.clone();
+        c.triangles[1].corners[0].bone = BoneId(7);
+        assert!(!maps_to_itself(&c, 3));
+        // links shared by two corners, or out of order
+        let mut c = m.clone();
+        c.triangles[1].corners[1].weights = c.triangles[1].corners[0].weights;
+        assert!(!maps_to_itself(&c, 3));
+        let mut c = m.clone();
+        c.triangles[0].corners.swap(0, 1);
+        assert!(!maps_to_itself(&c, 3));
+        // a corner without links, links nobody uses
+        let mut c = m.clone();
+        c.triangles[1].corners[2].weights.1 = 0;
+        assert!(!maps_to_itself(&c, 3));
+        let mut c = m.clone();
+        c.weights.push(Weight {
+            bone: BoneId(0),
+            weight: 1.0,
+        });
+        assert!(!maps_to_itself(&c, 3));
     }
 }
