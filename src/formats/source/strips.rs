@@ -212,7 +212,13 @@ pub fn build(
 #[derive(Default)]
 pub struct Orders {
     done: Vec<(Vec<[u32; 3]>, std::rc::Rc<Order>)>,
+    /// Triangle sets cut into one strip list whose palette holds `n` bones, and the pieces
+    /// they were cut into: the same for any limit of at least `n`.
+    whole: Vec<(Vec<[u32; 3]>, usize, std::rc::Rc<Pieces>)>,
 }
+
+/// Strips' palettes (bone numbers) and triangles, before their order is found.
+type Pieces = Vec<(Vec<u8>, Vec<[u32; 3]>)>;
 
 /// A strip's vertices (mesh vertex numbers, in first-use order) and its indices into them.
 type Order = (Vec<u32>, Vec<u32>);
@@ -220,15 +226,15 @@ type Order = (Vec<u32>, Vec<u32>);
 impl Orders {
     /// The strip's vertices (mesh vertex numbers) in first-use order after meshopt's
     /// vertex-cache order, and its indices into them.
-    fn of(&mut self, ts: Vec<[u32; 3]>) -> std::rc::Rc<Order> {
-        if let Some((_, o)) = self.done.iter().find(|(t, _)| *t == ts) {
+    fn of(&mut self, ts: &[[u32; 3]]) -> std::rc::Rc<Order> {
+        if let Some((_, o)) = self.done.iter().find(|(t, _)| t == ts) {
             return o.clone();
         }
         // local numbering, meshopt vertex-cache order, then first-use vertex order
         let mut local_of = crate::formats::hash::FastMap::default();
         let mut globals: Vec<u32> = Vec::new();
         let mut local_idx: Vec<u32> = Vec::with_capacity(ts.len() * 3);
-        for t in &ts {
+        for t in ts {
             for &v in t {
                 let l = *local_of.entry(v).or_insert_with(|| {
                     globals.push(v);
@@ -252,8 +258,54 @@ impl Orders {
             idx.push(*f);
         }
         let o = std::rc::Rc::new((order, idx));
-        self.done.push((ts, o.clone()));
+        self.done.push((ts.to_vec(), o.clone()));
         o
+    }
+
+    /// `tris` cut into strips of at most `limit` bones, then into pieces within the strip
+    /// group limits, each with the palette of the bones its triangles use. Found once for a
+    /// set that fits one palette (a mesh on few bones cuts the same in every variant).
+    fn pieces(
+        &mut self,
+        verts: &[PVertex],
+        tris: &[[u32; 3]],
+        limit: usize,
+    ) -> std::rc::Rc<Pieces> {
+        if let Some((_, _, p)) = self.whole.iter().find(|(t, n, _)| *n <= limit && t == tris) {
+            return p.clone();
+        }
+        let partition = partition_by_bones(verts, tris, limit);
+        let whole = match partition.as_slice() {
+            [(palette, _)] => Some(palette.len()),
+            _ => None,
+        };
+        let mut pieces: Pieces = Vec::new();
+        let mut b = Vec::new();
+        for (palette, ts) in partition {
+            for c in chunk(ts) {
+                // the palette of a chunk: only the bones its triangles use, in palette order
+                let used: Vec<u8> = {
+                    let mut u = [false; 256];
+                    for t in &c {
+                        bones_of(verts, t, &mut b);
+                        for &x in &b {
+                            u[usize::from(x)] = true;
+                        }
+                    }
+                    palette
+                        .iter()
+                        .copied()
+                        .filter(|&x| u[usize::from(x)])
+                        .collect()
+                };
+                pieces.push((used, c));
+            }
+        }
+        let pieces = std::rc::Rc::new(pieces);
+        if let Some(n) = whole {
+            self.whole.push((tris.to_vec(), n, pieces.clone()));
+        }
+        pieces
     }
 }
 
@@ -271,30 +323,9 @@ fn build_set(
     if tris.is_empty() {
         return Vec::new();
     }
-    let mut pieces: Vec<(Vec<u8>, Vec<[u32; 3]>)> = Vec::new();
-    let mut b = Vec::new();
-    for (palette, ts) in partition_by_bones(verts, tris, limit) {
-        for c in chunk(ts) {
-            // the palette of a chunk: only the bones its triangles use, in palette order
-            let used: Vec<u8> = {
-                let mut u = [false; 256];
-                for t in &c {
-                    bones_of(verts, t, &mut b);
-                    for &x in &b {
-                        u[usize::from(x)] = true;
-                    }
-                }
-                palette
-                    .iter()
-                    .copied()
-                    .filter(|&x| u[usize::from(x)])
-                    .collect()
-            };
-            pieces.push((used, c));
-        }
-    }
+    let pieces = cache.pieces(verts, tris, limit);
     let mut groups: Vec<Group> = Vec::new();
-    for (palette, ts) in pieces {
+    for (palette, ts) in pieces.iter() {
         let made = cache.of(ts);
         let (order, idx) = (made.0.as_slice(), made.1.as_slice());
         let need_new = match groups.last() {
@@ -419,9 +450,10 @@ mod tests {
         }
     }
 
-    /// The variants of one mesh built with one shared [`Orders`] are the variants built each
-    /// on its own, where the cuts are the same (20 bones: one strip list in dx90 and sw) and
-    /// where they differ (dx80's 16-bone palette), flexed triangles included.
+    /// The variants of one mesh built with one shared [`Orders`] (cuts and orders found once)
+    /// are the variants built each on its own, where the cuts are the same (20 bones: one
+    /// strip list in dx90 and sw) and where they differ (dx80's 16-bone palette), flexed
+    /// triangles included.
     #[test]
     fn shared_orders_change_nothing() {
         let verts: Vec<PVertex> = (0..300u32)
@@ -456,6 +488,12 @@ mod tests {
             }
             // dx90 and sw cut the unflexed triangles the same: their order was found once
             assert!(shared.done.len() < strips, "{} {strips}", shared.done.len());
+            // and their cuts: the unflexed set fits one palette in dx90, which sw reuses
+            assert!(
+                shared.whole.iter().any(|w| w.1 <= 20),
+                "{}",
+                shared.whole.len()
+            );
         }
     }
 }
