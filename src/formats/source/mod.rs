@@ -68,6 +68,9 @@ impl Cited {
     }
 }
 
+/// A model with at least this many vertices has its VVD and VTX files made on several threads.
+const PARALLEL_FILE_VERTS: usize = 50_000;
+
 /// The files of a prepared model.
 fn write_files(
     plan: model::SourceModel,
@@ -110,16 +113,32 @@ fn write_files(
         f.copy_from_slice(&len.to_le_bytes());
     }
     let stem = write::model_stem(&plan.name);
-    let mut out = vec![
-        (format!("{stem}.mdl"), mdl),
-        (format!("{stem}.vvd"), write::write_vvd(&plan, check)),
-    ];
-    for v in strips::Variant::ALL {
-        out.push((
+    // the VVD and the three VTX files are independent of each other: a large model's are
+    // made side by side
+    let jobs: Vec<Option<strips::Variant>> = std::iter::once(None)
+        .chain(strips::Variant::ALL.map(Some))
+        .collect();
+    let vertices: usize = plan
+        .body_parts
+        .iter()
+        .flat_map(|b| &b.models)
+        .flat_map(|m| &m.meshes)
+        .map(|m| m.vertices.len())
+        .sum();
+    let threads = if vertices >= PARALLEL_FILE_VERTS {
+        crate::threads::spare_threads(jobs.len())
+    } else {
+        1
+    };
+    let made = crate::threads::map_parallel(&jobs, threads, |job| match job {
+        None => (format!("{stem}.vvd"), write::write_vvd(&plan, check)),
+        Some(v) => (
             format!("{stem}.{}", v.extension()),
-            write::write_vtx(&plan, v, check),
-        ));
-    }
+            write::write_vtx(&plan, *v, check),
+        ),
+    });
+    let mut out = vec![(format!("{stem}.mdl"), mdl)];
+    out.extend(made);
     if let Some(ani) = ani {
         out.push((format!("{stem}.ani"), ani.bytes));
     }
