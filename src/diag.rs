@@ -537,6 +537,9 @@ codes! {
     /// `$cd` names a Windows folder that cannot be on this machine: read from the QC's folder or
     /// the folder above it whose path ends the same way
     QcCdRerooted = "W0240", Warning;
+    /// `$declareanimation`: an animation with no frames, which neither Valve's 2006 compiler
+    /// nor the engine can use; ignored
+    QcDeclaredAnimationIgnored = "W0241", Warning;
 
     // --- TOML project files (E0300-E0349, W0300-W0349) ---------------------------------------
     // (project::toml adds its codes here)

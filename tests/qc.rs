@@ -471,7 +471,7 @@ fn not_carried_commands_warn_and_are_listed() {
         "$cdmaterials \"x\"\n$minlod 1\n\
          $fakevta \"f\"\n$declareanimation \"a\"\n",
     );
-    assert_eq!(codes(&d), ["W0220", "W0220", "W0220"]);
+    assert_eq!(codes(&d), ["W0220", "W0220", "W0241"]);
     assert_eq!(
         s.not_carried
             .iter()

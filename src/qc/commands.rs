@@ -1448,6 +1448,29 @@ impl<'t> Parser<'t, '_> {
             }
             "$poseparameter" => self.poseparameter()?,
             "$declaresequence" => self.declare_sequence(t)?,
+            "$declareanimation" => {
+                // 2006 SDK: `Cmd_DeclareAnimation` adds an animation with no source file,
+                // and the animation processing (`simplify.cpp`, the copy of each
+                // animation's frames) reads every animation's source: the compiler cannot
+                // build such a QC. The engine merges an `$includemodel`'s animations by name,
+                // the model's own first (`virtualmodel_t::AppendAnimations`; only sequences
+                // have the override flag), so nothing could fill it either.
+                self.usage = "$declareanimation name";
+                let name = self.arg("an animation name")?;
+                self.push(
+                    Diagnostic::new(
+                        Code::QcDeclaredAnimationIgnored,
+                        format!("`$declareanimation {}` is ignored", name.text),
+                        name.span,
+                        "no animation is made",
+                    )
+                    .with_note("a declared animation has no frames: Valve's 2006 compiler cannot build it (it reads every animation's source file), and the engine would not fill it from an `$includemodel` either (an included animation of the same name maps to the model's own)")
+                    .with_note("`$declaresequence` declares a sequence an `$includemodel` fills"),
+                );
+                // (a project imported from the QC says so in a comment, as for the commands
+                // not built)
+                self.spec.not_carried.push(sp(t.text.clone(), t));
+            }
             "$ikchain" => self.ik_chain()?,
             "$ikautoplaylock" => self.ik_autoplay_lock()?,
             "$sequencegroup" => {
@@ -1528,7 +1551,6 @@ impl<'t> Parser<'t, '_> {
             // a later compiler's explicit controller UI records; mdlc makes them from the
             // controllers' names (right_/left_ pairs) as those compilers do without it
             "$flexcontrollerui" => (0, true, Blk::A, "$flexcontrollerui name { … }"),
-            "$declareanimation" => (1, false, Blk::None, "$declareanimation name"),
             "$jointcontents" => (2, true, Blk::None, "$jointcontents bone flag…"),
             "$maxverts" => (1, true, Blk::None, "$maxverts limit [clamp]"),
             "$qcassert" => (1, true, Blk::None, "$qcassert condition arguments…"),
