@@ -320,6 +320,11 @@ pub fn parse_f32(s: &str) -> Option<f32> {
 /// (the caller then uses the standard parser).
 #[inline]
 pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f32> {
+    // A whole number below 2^24 is an exact f32 (bone numbers, link counts, `0`, `1`).
+    if frac == 0 && digits <= 18 && m < 1 << 24 {
+        let v = m as f32;
+        return Some(if neg { -v } else { v });
+    }
     // At most 18 digits cannot overflow the u64.
     if digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
         // `m` is an exact double; times the double nearest 10^-frac it is within 2 ulp of the
@@ -413,6 +418,39 @@ mod number_tests {
             );
             assert_eq!(
                 parse_f32(&s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        // Whole numbers on both sides of 2^24 (above it not every one is an f32), signed,
+        // with leading zeros, with and without a point.
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = (state >> 20) % (1 << 26);
+            let sign = ["", "-", "+"][(state % 3) as usize];
+            let zeros = "0".repeat((state >> 4) as usize % 4);
+            let point = if state & 0x100 != 0 { "." } else { "" };
+            let s = format!("{sign}{zeros}{v}{point}");
+            assert_eq!(
+                parse_f32(&s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        for s in [
+            "0",
+            "-0",
+            "+0",
+            "16777215",
+            "16777216",
+            "16777217",
+            "-16777217",
+            "000000000000000000016777217",
+        ] {
+            assert_eq!(
+                parse_f32(s).map(f32::to_bits),
                 s.parse::<f32>().ok().map(f32::to_bits),
                 "{s}"
             );
