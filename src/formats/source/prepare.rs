@@ -388,6 +388,11 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                     scans.push((*src, scan));
                 }
             }
+            // what only the welding of LOD 0 reads goes now, not when the model is finished:
+            // every model is welded before any is finished
+            for (_, mb) in &mut meshes {
+                mb.welded();
+            }
             options.push(Welded::Meshes(meshes));
         }
         welded.push(options);
@@ -1987,6 +1992,15 @@ impl MeshBuild {
             tris: vec![Vec::new(); num_lods],
             seen,
             pending: (0..num_lods).map(|_| Vec::new()).collect(),
+        }
+    }
+
+    /// Lets go of what only LOD 0's welding reads (its weld keys and the triangles it saw),
+    /// once every triangle of the model is in.
+    fn welded(&mut self) {
+        self.index = Chains::default();
+        if let Some(s) = self.seen.first_mut() {
+            *s = FastSet::default();
         }
     }
 
