@@ -315,14 +315,23 @@ pub fn parse_f32(s: &str) -> Option<f32> {
     s.parse::<f32>().ok().filter(|v| v.is_finite())
 }
 
+/// 10^0 … 10^10: every one an exact `f32` (5^10 < 2^24).
+const POW10_F32: [f32; 11] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+
 /// The fast path of [`parse_f32`]: the `f32` nearest to `±m / 10^frac`, where `m` was read from
 /// `digits` decimal digits (wrapping: checked here). `None` when the fast path cannot decide
 /// (the caller then uses the standard parser).
 #[inline]
 pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f32> {
-    // A whole number below 2^24 is an exact f32 (bone numbers, link counts, `0`, `1`).
-    if frac == 0 && digits <= 18 && m < 1 << 24 {
-        let v = m as f32;
+    // A whole number below 2^24 is an exact f32 (bone numbers, link counts, `0`, `1`); so
+    // is 10^frac up to 10^10, and IEEE division rounds the exact quotient of two exact
+    // values correctly: `m / 10^frac` is then the nearest f32 in one step (`-1.570796`).
+    if digits <= 18 && m < 1 << 24 && frac < POW10_F32.len() {
+        let v = if frac == 0 {
+            m as f32
+        } else {
+            m as f32 / POW10_F32[frac]
+        };
         return Some(if neg { -v } else { v });
     }
     // At most 18 digits cannot overflow the u64.
@@ -448,9 +457,34 @@ mod number_tests {
             "16777217",
             "-16777217",
             "000000000000000000016777217",
+            "1.6777215",
+            "0.0000000001",
+            "-0.0000000000",
+            "16777.215",
+            "0.1",
+            "0.3",
+            "2.7182818",
         ] {
             assert_eq!(
                 parse_f32(s).map(f32::to_bits),
+                s.parse::<f32>().ok().map(f32::to_bits),
+                "{s}"
+            );
+        }
+        // Below 2^24 as digits with up to ten places (one f32 division), and with eleven
+        // (the double path).
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let m = (state >> 30) % (1 << 24);
+            let places = (state % 12) as usize;
+            let digits = format!("{m:0width$}", width = places + 1);
+            let (int, frac) = digits.split_at(digits.len() - places);
+            let sign = if state & 0x20 != 0 { "-" } else { "" };
+            let s = format!("{sign}{int}.{frac}");
+            assert_eq!(
+                parse_f32(&s).map(f32::to_bits),
                 s.parse::<f32>().ok().map(f32::to_bits),
                 "{s}"
             );
