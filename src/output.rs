@@ -136,18 +136,12 @@ pub fn write_outputs(
     };
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files.get(i).map_or(0, |f| f.1.len())));
-    let ordered: Vec<&(std::path::PathBuf, Vec<u8>)> =
-        order.iter().filter_map(|&i| files.get(i)).collect();
+    let written = crate::threads::map_parallel(&order, threads, |&i| files.get(i).map(write_one));
     let mut results: Vec<Option<std::io::Result<std::path::PathBuf>>> =
         (0..files.len()).map(|_| None).collect();
-    for (&i, r) in order
-        .iter()
-        .zip(crate::threads::map_parallel(&ordered, threads, |f| {
-            write_one(f)
-        }))
-    {
+    for (&i, r) in order.iter().zip(written) {
         if let Some(slot) = results.get_mut(i) {
-            *slot = Some(r);
+            *slot = r;
         }
     }
     let mut temps: Vec<(std::path::PathBuf, &std::path::PathBuf)> = Vec::new();

@@ -409,13 +409,27 @@ pub fn read_number(t: &str) -> Option<(Token, Option<f32>)> {
 mod number_tests {
     use super::parse_f32;
 
+    /// The xorshift step of the tests' number generator.
+    fn next(state: &mut u64) {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+    }
+
+    /// `parse_f32` gives the standard parser's value, bit for bit.
+    fn agrees(s: &str) {
+        assert_eq!(
+            parse_f32(s).map(f32::to_bits),
+            s.parse::<f32>().ok().map(f32::to_bits),
+            "{s}"
+        );
+    }
+
     #[test]
     fn fast_path_agrees_with_the_standard_parser() {
         let mut state = 0x2545F4914F6CDD1Du64;
         for _ in 0..200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            next(&mut state);
             let int = (state >> 40) % 100_000;
             let dec = (state >> 8) % 10_000_000;
             let places = (state % 8) as usize;
@@ -425,28 +439,18 @@ mod number_tests {
                 dec % 10u64.pow(places as u32),
                 width = places
             );
-            assert_eq!(
-                parse_f32(&s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(&s);
         }
         // Whole numbers on both sides of 2^24 (above it not every one is an f32), signed,
         // with leading zeros, with and without a point.
         for _ in 0..200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            next(&mut state);
             let v = (state >> 20) % (1 << 26);
             let sign = ["", "-", "+"][(state % 3) as usize];
             let zeros = "0".repeat((state >> 4) as usize % 4);
             let point = if state & 0x100 != 0 { "." } else { "" };
             let s = format!("{sign}{zeros}{v}{point}");
-            assert_eq!(
-                parse_f32(&s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(&s);
         }
         for s in [
             "0",
@@ -465,46 +469,30 @@ mod number_tests {
             "0.3",
             "2.7182818",
         ] {
-            assert_eq!(
-                parse_f32(s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(s);
         }
         // Below 2^24 as digits with up to ten places (one f32 division), and with eleven
         // (the double path).
         for _ in 0..200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            next(&mut state);
             let m = (state >> 30) % (1 << 24);
             let places = (state % 12) as usize;
             let digits = format!("{m:0width$}", width = places + 1);
             let (int, frac) = digits.split_at(digits.len() - places);
             let sign = if state & 0x20 != 0 { "-" } else { "" };
             let s = format!("{sign}{int}.{frac}");
-            assert_eq!(
-                parse_f32(&s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(&s);
         }
         // Long digit strings with the point anywhere, near f32 halfway points and beyond 2^53.
         for _ in 0..200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            next(&mut state);
             let len = 1 + (state % 19) as usize;
             let digits: String = (0..len)
                 .map(|k| char::from(b'0' + ((state >> (k * 3 % 60)) % 10) as u8))
                 .collect();
             let point = ((state >> 32) as usize) % (len + 1);
             let s = format!("{}.{}", &digits[..point], &digits[point..]);
-            assert_eq!(
-                parse_f32(&s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(&s);
         }
         // Exactly halfway between two f32s (1 + 2^-24), and just beside it.
         for s in [
@@ -514,11 +502,7 @@ mod number_tests {
             "16777217",
             "16777217.0",
         ] {
-            assert_eq!(
-                parse_f32(s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(s);
         }
         for s in [
             "0",
@@ -533,11 +517,7 @@ mod number_tests {
             "3.4028235e38",
             "123456789.123456789",
         ] {
-            assert_eq!(
-                parse_f32(s).map(f32::to_bits),
-                s.parse::<f32>().ok().map(f32::to_bits),
-                "{s}"
-            );
+            agrees(s);
         }
         assert_eq!(parse_f32("1e999"), None);
         assert_eq!(parse_f32("-1e999"), None);
