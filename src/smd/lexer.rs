@@ -261,12 +261,6 @@ mod tests {
     }
 }
 
-/// The doubles nearest to 10^-k.
-const NEG_POW10_F64: [f64; 23] = [
-    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
-    1e-15, 1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22,
-];
-
 /// Powers of ten that are exact in `f64`.
 const POW10_F64: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -336,24 +330,17 @@ pub(crate) fn decimal(neg: bool, m: u64, digits: usize, frac: usize) -> Option<f
     }
     // At most 18 digits cannot overflow the u64.
     if digits <= 18 && m < 1 << 53 && frac < POW10_F64.len() {
-        // `m` is an exact double; times the double nearest 10^-frac it is within 2 ulp of the
-        // exact value (relative error < 2^-52), a multiplication instead of a slow division.
-        // Rounding it to f32 gives the correctly rounded result unless it lies within a few ulp
-        // of a point halfway between two f32s; there, one exact division decides (and if that
-        // double is itself exactly halfway, the standard parser does).
-        let mut x = m as f64 * NEG_POW10_F64[frac];
-        let low = |x: f64| x.to_bits() & ((1 << 29) - 1);
-        if low(x).abs_diff(1 << 28) <= 8 {
-            x = m as f64 / POW10_F64[frac];
-            // (only a double this close can be exactly halfway)
-            if low(x) == 1 << 28 {
-                return None;
-            }
+        // `m` and 10^frac (up to 10^22) are exact doubles, so their quotient is the double
+        // nearest the exact value. Rounding that double to f32 gives the f32 nearest the exact
+        // value unless the double lies exactly halfway between two f32s (its 29 bits below
+        // f32 precision are 1000…0): the exact value may then lie on either side, and the
+        // standard parser decides.
+        let x = m as f64 / POW10_F64[frac];
+        if x.to_bits() & ((1 << 29) - 1) == 1 << 28 {
+            return None;
         }
-        if x == 0.0 || (x >= f32::MIN_POSITIVE as f64 && x <= f32::MAX as f64) {
-            let v = x as f32;
-            return Some(if neg { -v } else { v });
-        }
+        let v = x as f32;
+        return Some(if neg { -v } else { v });
     }
     None
 }
