@@ -302,7 +302,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 let Some(smesh) = model.mesh(*src) else {
                     continue;
                 };
-                let scan_here = !scans.iter().any(|(id, _)| id == src);
                 // each triangle's texture and corners (weights balanced, normals unit length),
                 // and what the balancing dropped: made on a spare core for a large mesh, a
                 // block ahead of the welding here
@@ -344,9 +343,11 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 } else {
                     0
                 };
-                let mut scan = Scan::new(nbones_ir);
+                // counted the first time the mesh is welded
+                let mut scan =
+                    (!scans.iter().any(|(id, _)| id == src)).then(|| Scan::new(nbones_ir));
                 let mut weld_one = |made: Made| {
-                    if scan_here {
+                    if let Some(scan) = scan.as_mut() {
                         scan.add(&made);
                     }
                     let Some(tex) = made.tex else { return };
@@ -384,7 +385,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                         eprintln!("WELD total {:?} waiting {:?}", t0.elapsed(), wait);
                     });
                 }
-                if scan_here {
+                if let Some(scan) = scan {
                     scans.push((*src, scan));
                 }
             }
