@@ -194,7 +194,7 @@ impl Builder<'_> {
     }
 
     /// The body mesh `p`: its file's triangles with the bones mapped to the model's and the
-    /// positions scaled (a triangle with a bone the model does not have is dropped). With
+    /// positions scaled (GoldSrc: a triangle with a bone the model does not have is dropped). With
     /// `take`, the file's mesh is taken and changed in place rather than copied, when no other
     /// project holds the file (the caller knows nothing in this one reads it again).
     pub(super) fn make_mesh(
@@ -236,7 +236,38 @@ impl Builder<'_> {
             })
             .collect();
         let gold = self.target == Target::GoldSrc;
-        let mapped = |b: BoneId| map.get(b.index()).copied().flatten();
+        // Source: a bone the model does not have (a bone of a file loaded only as an LOD's
+        // replacement) is its nearest ancestor the model has, else the model's first bone, as
+        // the 2006 SDK maps source bones (`MapSourcesToGlobalBonetable`). GoldSrc keeps every
+        // vertex bone, so a bone missing there drops its triangle.
+        let fallback: Vec<Option<BoneId>> = if gold {
+            map.clone()
+        } else {
+            (0..map.len())
+                .map(|i| {
+                    let mut cur = Some(i);
+                    let mut steps = 0;
+                    while let Some(c) = cur {
+                        if let Some(Some(b)) = map.get(c) {
+                            return Some(*b);
+                        }
+                        steps += 1;
+                        if steps > map.len() {
+                            break;
+                        }
+                        cur = l
+                            .smd
+                            .skeleton
+                            .bones
+                            .get(c)
+                            .and_then(|b| b.parent)
+                            .map(|p| p.index());
+                    }
+                    (!bones.is_empty()).then_some(BoneId(0))
+                })
+                .collect()
+        };
+        let mapped = |b: BoneId| fallback.get(b.index()).copied().flatten();
         // One triangle mapped, its corners' weights appended to `weights` (those of the
         // corners before a bone the model does not have stay there, unused).
         // (one buffer for every corner's weights: no allocation per corner)
