@@ -245,6 +245,14 @@ codes! {
     /// a vertex lists the same bone in two links
     SmdDuplicateLink = "W0142", Warning;
 
+    // --- DMX (E0150-E0159, W0150-W0159) --------------------------------------------------
+    /// a DMX file could not be read (its header or its binary or text encoding is broken)
+    DmxUnreadable = "E0150", Error;
+    /// a DMX file reads, but its content is not a model mdlc can use
+    DmxBadModel = "E0151", Error;
+    /// the flex shapes (delta states) of a DMX mesh are not read
+    DmxFlexNotRead = "W0150", Warning;
+
     // --- GoldSrc skeleton and animation (E0520-E0539, W0520-W0539) ------------------------
     // (formats::goldsrc::animation adds its codes here)
     /// a bone name does not fit the 32-byte name field of a GoldSrc bone

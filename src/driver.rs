@@ -21,7 +21,7 @@ pub use crate::diag::Report;
 use crate::diag::{Code, Diagnostic, FileId, Sources};
 use crate::load::fs::{Fs, RealFs};
 use crate::load::shared::SharedSmds;
-use crate::load::{add_text, check_lone_smd};
+use crate::load::{add_text, check_dmx, check_lone_smd};
 use crate::project::spec::TargetChoice;
 use crate::project::{ProjectSpec, Target};
 
@@ -33,7 +33,7 @@ pub fn check_files(paths: &[impl AsRef<Path>]) -> Report {
 /// What kind of input a path is, by its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputKind {
-    /// `.smd`, `.vta`: one source file.
+    /// `.smd`, `.vta`, `.dmx`: one source file.
     Smd,
     /// `.qc`, `.qci`: a QC project.
     Qc,
@@ -45,7 +45,7 @@ impl InputKind {
     pub fn of(path: &Path) -> Option<InputKind> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
-            "smd" | "vta" => InputKind::Smd,
+            "smd" | "vta" | "dmx" => InputKind::Smd,
             "qc" | "qci" => InputKind::Qc,
             "toml" => InputKind::Toml,
             _ => return None,
@@ -143,6 +143,11 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                 }
             }
             Some(InputKind::Smd) | None => match std::fs::read(path) {
+                Ok(bytes) if crate::dmx::is_dmx_name(&name) => {
+                    let id = report.sources.add(&name, String::new());
+                    let (text, _) = check_dmx(id, &name, &bytes, &mut report.diagnostics);
+                    report.sources.set_text(id, text);
+                }
                 Ok(bytes) => {
                     let (id, ok) =
                         add_text(&mut report.sources, &name, bytes, &mut report.diagnostics);

@@ -25,6 +25,7 @@
 pub mod build;
 pub mod buildsys;
 pub mod diag;
+pub mod dmx;
 pub mod driver;
 pub mod formats;
 pub mod fuzzing;

@@ -52,6 +52,12 @@ fn check(path: &Path) -> (Sources, Vec<Diagnostic>) {
     let bytes = std::fs::read(path).unwrap();
     let mut sources = Sources::new();
     let mut diags = Vec::new();
+    if mdlc::dmx::is_dmx_name(&relative(path)) {
+        let id = sources.add(relative(path), String::new());
+        let (text, _) = mdlc::load::check_dmx(id, &relative(path), &bytes, &mut diags);
+        sources.set_text(id, text);
+        return (sources, diags);
+    }
     let (id, ok) = mdlc::load::add_text(&mut sources, &relative(path), bytes, &mut diags);
     if ok {
         mdlc::load::check_lone_smd(&sources, id, None, &mut diags);

@@ -25,6 +25,43 @@ pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
     ]
 }
 
+/// The Euler rotation in radians ([`Pose::rot`]) of a quaternion (x, y, z, w), by Valve's matrix
+/// to angles rule (`MatrixAngles`; `source-animation.md` §1.2): the inverse of [`euler_quat`]
+/// for pitch within ±90°. A quaternion of length 0 is no rotation. For sources that give
+/// rotations as quaternions (DMX).
+pub fn quat_euler(q: [f32; 4]) -> [f32; 3] {
+    let [x, y, z, w] = q.map(f64::from);
+    let len = (x * x + y * y + z * z + w * w).sqrt();
+    let (x, y, z, w) = if len > 0.0 && len.is_finite() {
+        (x / len, y / len, z / len, w / len)
+    } else {
+        (0.0, 0.0, 0.0, 1.0)
+    };
+    // Columns of the rotation matrix: forward (X), left (Y), and the Z row's last entry.
+    let forward = [
+        1.0 - 2.0 * (y * y + z * z),
+        2.0 * (x * y + w * z),
+        2.0 * (x * z - w * y),
+    ];
+    let left = [
+        2.0 * (x * y - w * z),
+        1.0 - 2.0 * (x * x + z * z),
+        2.0 * (y * z + w * x),
+    ];
+    let up_z = 1.0 - 2.0 * (x * x + y * y);
+    let xy = (forward[0] * forward[0] + forward[1] * forward[1]).sqrt();
+    let r = if xy > 0.001 {
+        [
+            left[2].atan2(up_z),
+            (-forward[2]).atan2(xy),
+            forward[1].atan2(forward[0]),
+        ]
+    } else {
+        [0.0, (-forward[2]).atan2(xy), (-left[0]).atan2(left[1])]
+    };
+    r.map(|a| a as f32)
+}
+
 /// How a target fills the bone values an SMD leaves out of a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FillRule {

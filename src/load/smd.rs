@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{RecvTimeoutError, TrySendError};
 use std::sync::Arc;
 
-use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources};
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, FileStamp, Sources, Span};
 use crate::ir::written::Target;
 use crate::smd::{self, lower_smd_owned, SmdModel};
 use crate::threads::spare_threads;
@@ -62,6 +62,60 @@ pub fn check_lone_smd(
     }
 }
 
+/// Reads a DMX file (binary or `keyvalues2`) into the same IR pieces as an SMD. Returns the text
+/// to keep for its diagnostics (the header line of a binary file, which has no other lines to
+/// show; the whole text of a `keyvalues2` file) and the model when the file has no error.
+pub fn check_dmx(
+    id: FileId,
+    name: &str,
+    bytes: &[u8],
+    diags: &mut Vec<Diagnostic>,
+) -> (String, Option<SmdModel>) {
+    let binary = memchr::memchr(0, bytes).is_some();
+    let header = crate::dmx::read::header_len(bytes).unwrap_or(0);
+    let text = if binary {
+        String::from_utf8_lossy(&bytes[..header]).into_owned()
+    } else {
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    let head = Span::new(0, header.min(text.len()) as u32);
+    let dmx = match crate::dmx::parse(bytes) {
+        Ok(d) => d,
+        Err(e) => {
+            // (a text file's offset is one into its text unless it held bytes that are not
+            // UTF-8; then, or for a binary file, the header and the offset)
+            let rest = (!binary && text.len() == bytes.len())
+                .then(|| text.get(e.offset..))
+                .flatten()
+                .filter(|r| !r.is_empty());
+            let (span, note) = match rest {
+                Some(r) => {
+                    let end = r.find(['\n', '\r']).map_or(text.len(), |n| e.offset + n);
+                    (
+                        Span::new(e.offset as u32, end as u32),
+                        "the rest of the file is not read".to_string(),
+                    )
+                }
+                None => (head, format!("at byte {} of the file", e.offset)),
+            };
+            diags.push(
+                Diagnostic::new(
+                    Code::DmxUnreadable,
+                    format!("`{name}` cannot be read as DMX: {}", e.message),
+                    span.in_file(id),
+                    "not readable from here",
+                )
+                .with_note(note),
+            );
+            return (text, None);
+        }
+    };
+    let before = diags.len();
+    let model = crate::dmx::lower_dmx(&dmx, id, head, diags);
+    let ok = diags[before..].iter().all(|d| !d.is_error());
+    (text, model.filter(|_| ok))
+}
+
 pub struct LoadedSmd {
     pub path: PathBuf,
     pub file: FileId,
@@ -76,6 +130,25 @@ enum Cached {
     Missing(Option<PathBuf>),
     /// Unreadable or with SMD errors (already reported once).
     Bad,
+}
+
+/// A name written without an extension is an SMD (`name.smd`), or, when there is none, a DMX
+/// file of that name, as Valve's later compilers find it (a Garry's Mod model's
+/// `$bodygroup` `studio hood` built from `hood.dmx`; the notes of issue 16 show Valve's build).
+fn dmx_instead(fs: &dyn Fs, fr: SmdRef<'_>) -> Option<PathBuf> {
+    let written = fr.written.replace('\\', "/");
+    if Path::new(&written).extension().is_some()
+        || !fr
+            .path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("smd"))
+    {
+        return None;
+    }
+    match find(fs, &fr.path.with_extension("dmx")) {
+        Lookup::Exact(p) | Lookup::OtherCase(p) => Some(p),
+        Lookup::Missing { .. } => None,
+    }
 }
 
 struct ParseJob {
@@ -101,6 +174,18 @@ struct Parsed {
 /// `threads`: how many threads may read one long file in pieces ([`crate::smd::parse_split`]).
 fn parse_job(job: ParseJob, threads: usize) -> Parsed {
     let mut diags = Vec::new();
+    if crate::dmx::is_dmx_name(&job.name) {
+        let (text, smd) = check_dmx(job.id, &job.name, &job.bytes, &mut diags);
+        // (kept: a binary file's text cannot be read again from the file)
+        return Parsed {
+            path: job.path,
+            id: job.id,
+            text: Some(text),
+            stamp: job.stamp,
+            diags,
+            smd,
+        };
+    }
     let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
     if !ok {
         return Parsed {
@@ -271,7 +356,10 @@ impl SmdLoader<'_> {
                 );
                 p
             }
-            Lookup::Missing { nearest } => return Cached::Missing(nearest),
+            Lookup::Missing { nearest } => match dmx_instead(self.fs, fr) {
+                Some(p) => p,
+                None => return Cached::Missing(nearest),
+            },
         };
         // (taken from another project's parse, the file is still this project's input)
         self.fs.used(&found);
@@ -304,6 +392,15 @@ impl SmdLoader<'_> {
             Err(e) => {
                 diags.push(Diagnostic::unreadable_at(&found, e, at, "named here"));
                 Cached::Bad
+            }
+            Ok(bytes) if crate::dmx::is_dmx_name(&name) => {
+                let id = sources.add(&name, String::new());
+                let (text, smd) = check_dmx(id, &name, &bytes, diags);
+                sources.set_text(id, text);
+                match smd {
+                    Some(smd) => self.accept(&found, id, Arc::new(smd), diags),
+                    None => Cached::Bad,
+                }
             }
             Ok(bytes) => {
                 let (id, ok) = add_text(sources, &name, bytes, diags);

@@ -1,0 +1,776 @@
+//! The DMX `model` schema made into the IR pieces of an SMD ([`SmdModel`]).
+//!
+//! What is read (element and attribute names from source-sdk-2013 `public/movieobjects/`,
+//! checked on files Blender Source Tools wrote and Valve's compiler built):
+//! - the root's `model` (or, without one, `skeleton`): a `DmeModel` whose `children` are
+//!   `DmeJoint`s and `DmeDag`s, each with a `transform` (`DmeTransform`: `position`, `orientation`
+//!   quaternion, relative to the parent) and `children`. Every joint and dag becomes a bone, in
+//!   depth-first order, with that transform as its rest pose, as Valve's compiler makes them
+//!   (unused ones are left out later, as for an SMD's unused nodes);
+//! - the joint numbering that vertex weights use: `jointList` (joints) where the model has one,
+//!   else `jointTransforms` (their transforms, the older model format);
+//! - a dag's `shape` (`DmeMesh`): its `bindState` (else `currentState`, else the first of
+//!   `baseStates`), a `DmeVertexData` with per-corner index arrays (`positionsIndices`, …) into
+//!   `positions`, `normals` and `textureCoordinates` (or the `position$0`, `normal$0`, `texcoord$0`
+//!   names), `jointCount` weights and joint indices per position, and `flipVCoordinates`; and
+//!   its `faceSets`, each a material (`DmeMaterial` `mtlName`) and `faces`, polygons of corner
+//!   indices ended by −1;
+//! - the root's `animationList`: the first `DmeChannelsClip` (`frameRate`, `timeFrame`
+//!   `startTime`/`durationTime`, `channels` whose `toElement` is a joint's transform and whose
+//!   `toAttribute` is `position` or `orientation`, with a log of times and values).
+
+use std::collections::HashMap;
+
+use crate::diag::{Code, Diagnostic, FileId, FileSpan, Span};
+use crate::ir::anim::{quat_euler, Animation, Pose};
+use crate::ir::mesh::{Corner, Mesh, Triangle, Weight};
+use crate::ir::skeleton::{Bone, BoneId, Skeleton};
+use crate::smd::SmdModel;
+
+use super::read::{Dmx, Element, Value};
+
+/// A problem with the content of a DMX file (the container read fine).
+fn bad(at: FileSpan, message: String) -> Diagnostic {
+    Diagnostic::new(Code::DmxBadModel, message, at, "in this file").with_note(
+        "mdlc reads the `model` format that Blender Source Tools and Valve's tools write",
+    )
+}
+
+struct Doc<'a> {
+    dmx: &'a Dmx,
+}
+
+impl<'a> Doc<'a> {
+    fn el(&self, i: usize) -> Option<&'a Element> {
+        self.dmx.elements.get(i)
+    }
+
+    fn child(&self, e: &Element, name: &str) -> Option<(usize, &'a Element)> {
+        match e.get(name) {
+            Some(Value::Element(Some(i))) => self.el(*i).map(|c| (*i, c)),
+            _ => None,
+        }
+    }
+
+    fn children(&self, e: &Element, name: &str) -> Vec<(usize, &'a Element)> {
+        match e.get(name) {
+            Some(Value::ElementArray(v)) => v
+                .iter()
+                .flatten()
+                .filter_map(|&i| self.el(i).map(|c| (i, c)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn float(v: Option<&Value>) -> Option<f32> {
+    match v? {
+        Value::Float(f) | Value::Time(f) => Some(*f),
+        Value::Int(i) => Some(*i as f32),
+        _ => None,
+    }
+}
+
+/// A time: seconds, or (older files, an `int` attribute) ticks of 1/10,000 s.
+fn time(v: Option<&Value>) -> Option<f64> {
+    match v? {
+        Value::Time(f) | Value::Float(f) => Some(f64::from(*f)),
+        Value::Int(i) => Some(f64::from(*i) / 10_000.0),
+        _ => None,
+    }
+}
+
+fn pose_of(t: Option<&Element>) -> Pose {
+    let pos = match t.and_then(|t| t.get("position")) {
+        Some(Value::Vec3(p)) => *p,
+        _ => [0.0; 3],
+    };
+    let q = match t.and_then(|t| t.get("orientation")) {
+        Some(Value::Quat(q)) => *q,
+        _ => [0.0, 0.0, 0.0, 1.0],
+    };
+    Pose {
+        pos,
+        rot: quat_euler(q),
+    }
+}
+
+/// A rigid transform as a rotation quaternion and a translation (f64).
+#[derive(Clone, Copy)]
+struct Rigid {
+    q: [f64; 4],
+    t: [f64; 3],
+}
+
+impl Rigid {
+    fn of(t: Option<&Element>) -> Rigid {
+        let p = match t.and_then(|t| t.get("position")) {
+            Some(Value::Vec3(p)) => p.map(f64::from),
+            _ => [0.0; 3],
+        };
+        let q = match t.and_then(|t| t.get("orientation")) {
+            Some(Value::Quat(q)) => {
+                let q = q.map(f64::from);
+                let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+                if n > 0.0 {
+                    q.map(|c| c / n)
+                } else {
+                    [0.0, 0.0, 0.0, 1.0]
+                }
+            }
+            _ => [0.0, 0.0, 0.0, 1.0],
+        };
+        Rigid { q, t: p }
+    }
+
+    fn is_identity(&self) -> bool {
+        self.t == [0.0; 3] && (self.q[3].abs() - 1.0).abs() < 1e-12
+    }
+
+    fn rotate(&self, v: [f64; 3]) -> [f64; 3] {
+        let [x, y, z, w] = self.q;
+        // v + 2w(u×v) + 2u×(u×v), u = (x, y, z)
+        let c1 = [
+            y * v[2] - z * v[1],
+            z * v[0] - x * v[2],
+            x * v[1] - y * v[0],
+        ];
+        let c2 = [
+            y * c1[2] - z * c1[1],
+            z * c1[0] - x * c1[2],
+            x * c1[1] - y * c1[0],
+        ];
+        [
+            v[0] + 2.0 * (w * c1[0] + c2[0]),
+            v[1] + 2.0 * (w * c1[1] + c2[1]),
+            v[2] + 2.0 * (w * c1[2] + c2[2]),
+        ]
+    }
+
+    /// `self` applied after `child` (a child's transform in its parent's space).
+    fn then(&self, child: &Rigid) -> Rigid {
+        let (a, b) = (self.q, child.q);
+        let q = [
+            a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+            a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+            a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+            a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
+        ];
+        let r = self.rotate(child.t);
+        Rigid {
+            q,
+            t: [r[0] + self.t[0], r[1] + self.t[1], r[2] + self.t[2]],
+        }
+    }
+}
+
+struct Node {
+    element: usize,
+    transform: Option<usize>,
+    parent: Option<usize>,
+}
+
+/// Makes the `model` content of `dmx` into an [`SmdModel`]; problems are pushed to `diags` at
+/// `at` (the file's header line: a binary file has no lines to point into).
+pub fn lower_dmx(
+    dmx: &Dmx,
+    file: FileId,
+    at: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<SmdModel> {
+    let at = at.in_file(file);
+    let doc = Doc { dmx };
+    let root = doc.el(0)?;
+    let Some((_, model)) = doc
+        .child(root, "model")
+        .or_else(|| doc.child(root, "skeleton"))
+    else {
+        diags.push(bad(
+            at,
+            format!(
+                "the root element (`{}`) has no `model` or `skeleton`: this DMX holds no model",
+                root.ty
+            ),
+        ));
+        return None;
+    };
+
+    // Bones: every joint and dag under the model, depth first.
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut stack: Vec<(usize, Option<usize>)> = doc
+        .children(model, "children")
+        .into_iter()
+        .rev()
+        .map(|(i, _)| (i, None))
+        .collect();
+    let mut seen = vec![false; dmx.elements.len()];
+    while let Some((i, parent)) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
+        let Some(e) = doc.el(i) else { continue };
+        let me = nodes.len();
+        nodes.push(Node {
+            element: i,
+            transform: doc.child(e, "transform").map(|(t, _)| t),
+            parent,
+        });
+        for (c, _) in doc.children(e, "children").into_iter().rev() {
+            stack.push((c, Some(me)));
+        }
+    }
+    let bones: Vec<Bone> = nodes
+        .iter()
+        .map(|n| Bone {
+            name: doc
+                .el(n.element)
+                .map(|e| e.name.clone())
+                .unwrap_or_default(),
+            parent: n.parent.map(|p| BoneId(p as u32)),
+            rest: pose_of(n.transform.and_then(|t| doc.el(t))),
+            span: at,
+        })
+        .collect();
+    for (k, b) in bones.iter().enumerate() {
+        if let Some(first) = bones[..k]
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case(&b.name))
+        {
+            diags.push(bad(at, format!("two joints are called `{}`", first.name)));
+            return None;
+        }
+    }
+
+    // The numbering of `jointIndices`.
+    let by_element: HashMap<usize, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(b, n)| (n.element, b))
+        .collect();
+    let by_transform: HashMap<usize, usize> = nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(b, n)| n.transform.map(|t| (t, b)))
+        .collect();
+    let joint_bone: Vec<Option<usize>> = match model.get("jointList") {
+        Some(Value::ElementArray(v)) => v
+            .iter()
+            .map(|j| j.and_then(|j| by_element.get(&j).copied()))
+            .collect(),
+        _ => match model.get("jointTransforms") {
+            Some(Value::ElementArray(v)) => v
+                .iter()
+                .map(|t| t.and_then(|t| by_transform.get(&t).copied()))
+                .collect(),
+            _ => Vec::new(),
+        },
+    };
+
+    // World transforms, for meshes under a moved dag.
+    let mut world: Vec<Rigid> = Vec::with_capacity(nodes.len());
+    for n in &nodes {
+        let local = Rigid::of(n.transform.and_then(|t| doc.el(t)));
+        let w = match n.parent {
+            Some(p) => world[p].then(&local),
+            None => local,
+        };
+        world.push(w);
+    }
+
+    let mut mesh = Mesh::default();
+    let mut materials: HashMap<String, u32> = HashMap::new();
+    let mut any_mesh = false;
+    for (b, n) in nodes.iter().enumerate() {
+        let Some(e) = doc.el(n.element) else { continue };
+        let Some((_, shape)) = doc.child(e, "shape") else {
+            continue;
+        };
+        if !shape.ty.eq_ignore_ascii_case("DmeMesh") {
+            continue;
+        }
+        any_mesh = true;
+        let ctx = MeshCtx {
+            doc: &doc,
+            at,
+            bone: b,
+            joint_bone: &joint_bone,
+            world: world[b],
+        };
+        if !ctx.add(shape, &mut mesh, &mut materials, diags) {
+            return None;
+        }
+    }
+
+    let animation = match doc.child(root, "animationList") {
+        Some((_, list)) if !any_mesh => {
+            animation(&doc, list, &nodes, &bones, &by_transform, at, diags)?
+        }
+        _ => Animation {
+            first_time: 0,
+            num_frames: 1,
+            num_bones: bones.len(),
+            poses: bones.iter().map(|b| Some(b.rest)).collect(),
+            present: vec![true],
+        },
+    };
+
+    Some(SmdModel {
+        file,
+        skeleton: Skeleton { bones },
+        mesh: any_mesh.then_some(mesh),
+        animation,
+        flex: None,
+        negative_time: None,
+    })
+}
+
+struct MeshCtx<'a, 'd> {
+    doc: &'a Doc<'d>,
+    at: FileSpan,
+    /// The dag's bone: where a vertex without weights goes.
+    bone: usize,
+    joint_bone: &'a [Option<usize>],
+    world: Rigid,
+}
+
+/// One of the vertex data's fields: its values and its per-corner indices.
+fn field<'a, T>(
+    data: &'a Element,
+    names: &[&str],
+    pick: impl Fn(&'a Value) -> Option<&'a [T]>,
+) -> Option<(&'a [T], &'a [i32])> {
+    for n in names {
+        if let Some(values) = data.get(n).and_then(&pick) {
+            let indices = match data.get(&format!("{n}Indices")) {
+                Some(Value::IntArray(v)) => v.as_slice(),
+                _ => &[],
+            };
+            return Some((values, indices));
+        }
+    }
+    None
+}
+
+impl MeshCtx<'_, '_> {
+    fn add(
+        &self,
+        shape: &Element,
+        mesh: &mut Mesh,
+        materials: &mut HashMap<String, u32>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> bool {
+        let doc = self.doc;
+        let data = doc
+            .child(shape, "bindState")
+            .or_else(|| doc.child(shape, "currentState"))
+            .or_else(|| doc.children(shape, "baseStates").into_iter().next());
+        let Some((_, data)) = data else {
+            diags.push(bad(
+                self.at,
+                format!("the mesh `{}` has no vertex data (`bindState`)", shape.name),
+            ));
+            return false;
+        };
+        if let Some(Value::ElementArray(d)) = shape.get("deltaStates") {
+            if !d.is_empty() {
+                diags.push(
+                    Diagnostic::new(
+                        Code::DmxFlexNotRead,
+                        format!(
+                            "{} flex shape{} of the DMX mesh `{}` {} not read",
+                            d.len(),
+                            if d.len() == 1 { "" } else { "s" },
+                            shape.name,
+                            if d.len() == 1 { "is" } else { "are" }
+                        ),
+                        self.at,
+                        "in this file",
+                    )
+                    .with_note("mdlc reads flexes from VTA files; the mesh itself is built"),
+                );
+            }
+        }
+        let Some((positions, pos_idx)) = field(data, &["positions", "position$0"], |v| match v {
+            Value::Vec3Array(a) => Some(a.as_slice()),
+            _ => None,
+        }) else {
+            diags.push(bad(
+                self.at,
+                format!("the mesh `{}` has no `positions`", shape.name),
+            ));
+            return false;
+        };
+        let normals = field(data, &["normals", "normal$0"], |v| match v {
+            Value::Vec3Array(a) => Some(a.as_slice()),
+            _ => None,
+        });
+        let uvs = field(data, &["textureCoordinates", "texcoord$0"], |v| match v {
+            Value::Vec2Array(a) => Some(a.as_slice()),
+            _ => None,
+        });
+        let flip = matches!(data.get("flipVCoordinates"), Some(Value::Bool(true)));
+        let joint_count = match data.get("jointCount") {
+            Some(Value::Int(n)) if *n > 0 => *n as usize,
+            _ => 0,
+        };
+        let (weights, joints) = match (data.get("jointWeights"), data.get("jointIndices")) {
+            (Some(Value::FloatArray(w)), Some(Value::IntArray(j))) if joint_count > 0 => {
+                (w.as_slice(), j.as_slice())
+            }
+            _ => (&[][..], &[][..]),
+        };
+        let corners = pos_idx.len();
+        let mismatch = |what: &str, n: usize| {
+            bad(
+                self.at,
+                format!(
+                    "the mesh `{}` has {n} {what} indices for {corners} corners",
+                    shape.name
+                ),
+            )
+        };
+        for (what, idx) in [
+            ("normal", normals.map(|n| n.1)),
+            ("texture coordinate", uvs.map(|u| u.1)),
+        ] {
+            if let Some(idx) = idx {
+                if idx.len() != corners {
+                    diags.push(mismatch(what, idx.len()));
+                    return false;
+                }
+            }
+        }
+        // Index lookups: any index outside its array is an error of the file.
+        let get = |arr: &[i32], i: usize| -> Option<usize> {
+            arr.get(i).and_then(|&v| usize::try_from(v).ok())
+        };
+        let corner_at = |c: usize, mesh: &mut Mesh| -> Result<Corner, String> {
+            let p = get(pos_idx, c)
+                .filter(|&p| p < positions.len())
+                .ok_or_else(|| {
+                    format!("corner {c} of the mesh `{}` has no position", shape.name)
+                })?;
+            let pos = positions[p];
+            let normal = match normals {
+                Some((vals, idx)) => {
+                    let n = get(idx, c).and_then(|i| vals.get(i)).ok_or_else(|| {
+                        format!("corner {c} of the mesh `{}` has no normal", shape.name)
+                    })?;
+                    *n
+                }
+                None => [0.0, 0.0, 0.0],
+            };
+            let uv = match uvs {
+                Some((vals, idx)) => {
+                    let t = get(idx, c).and_then(|i| vals.get(i)).ok_or_else(|| {
+                        format!(
+                            "corner {c} of the mesh `{}` has no texture coordinates",
+                            shape.name
+                        )
+                    })?;
+                    // `v` as an SMD writes it (up from the bottom): what a flipped file holds.
+                    if flip {
+                        *t
+                    } else {
+                        [t[0], 1.0 - t[1]]
+                    }
+                }
+                None => [0.0, 0.0],
+            };
+            let first = mesh.weights.len() as u32;
+            if joint_count > 0 {
+                for k in 0..joint_count {
+                    let slot = p * joint_count + k;
+                    let (Some(&w), Some(&j)) = (weights.get(slot), joints.get(slot)) else {
+                        return Err(format!(
+                            "position {p} of the mesh `{}` has no weights (`jointWeights` is too short)",
+                            shape.name
+                        ));
+                    };
+                    if !w.is_finite() || w <= 0.0 {
+                        continue;
+                    }
+                    let Some(b) = usize::try_from(j)
+                        .ok()
+                        .and_then(|j| self.joint_bone.get(j).copied().flatten())
+                    else {
+                        return Err(format!(
+                            "position {p} of the mesh `{}` is weighted to joint {j}, which the model does not have",
+                            shape.name
+                        ));
+                    };
+                    let b = BoneId(b as u32);
+                    match mesh.weights[first as usize..]
+                        .iter_mut()
+                        .find(|x| x.bone == b)
+                    {
+                        Some(x) => x.weight += w,
+                        None => mesh.weights.push(Weight { bone: b, weight: w }),
+                    }
+                }
+            }
+            let mine = &mut mesh.weights[first as usize..];
+            let sum: f32 = mine.iter().map(|w| w.weight).sum();
+            if mine.is_empty() || !sum.is_finite() || sum <= 0.0 {
+                mesh.weights.truncate(first as usize);
+                mesh.weights.push(Weight {
+                    bone: BoneId(self.bone as u32),
+                    weight: 1.0,
+                });
+            } else if sum != 1.0 {
+                for w in mine {
+                    w.weight /= sum;
+                }
+            }
+            let count = mesh.weights.len() as u32 - first;
+            let (pos, normal) = if self.world.is_identity() {
+                (pos, normal)
+            } else {
+                let p = self.world.rotate(pos.map(f64::from));
+                let n = self.world.rotate(normal.map(f64::from));
+                (
+                    [
+                        (p[0] + self.world.t[0]) as f32,
+                        (p[1] + self.world.t[1]) as f32,
+                        (p[2] + self.world.t[2]) as f32,
+                    ],
+                    n.map(|c| c as f32),
+                )
+            };
+            Ok(Corner {
+                pos,
+                normal,
+                uv,
+                bone: mesh.weights[first as usize].bone,
+                weights: (first, count),
+                span: self.at,
+            })
+        };
+
+        for (_, set) in doc.children(shape, "faceSets") {
+            let material = doc
+                .child(set, "material")
+                .map(|(_, m)| match m.get("mtlName") {
+                    Some(Value::Str(s)) => s.clone(),
+                    _ => m.name.clone(),
+                })
+                .unwrap_or_else(|| set.name.clone());
+            let next = mesh.materials.len() as u32;
+            let mat = *materials.entry(material.clone()).or_insert_with(|| {
+                mesh.materials.push(material);
+                next
+            });
+            let faces: &[i32] = match set.get("faces") {
+                Some(Value::IntArray(f)) => f,
+                _ => &[],
+            };
+            // Polygons end at −1 (a last one may end at the array's end); each is cut into a
+            // fan from its first corner.
+            for poly in faces.split(|&i| i < 0).filter(|p| !p.is_empty()) {
+                if poly.len() < 3 {
+                    continue;
+                }
+                let mut made: Vec<Corner> = Vec::with_capacity(poly.len());
+                for &c in poly {
+                    match corner_at(c as usize, mesh) {
+                        Ok(corner) => made.push(corner),
+                        Err(m) => {
+                            diags.push(bad(self.at, m));
+                            return false;
+                        }
+                    }
+                }
+                for k in 1..made.len() - 1 {
+                    let mut tri = [made[0], made[k], made[k + 1]];
+                    if normals.is_none() {
+                        let n = face_normal(&tri);
+                        for c in &mut tri {
+                            c.normal = n;
+                        }
+                    }
+                    mesh.triangles.push(Triangle {
+                        material: mat,
+                        corners: tri,
+                        span: self.at,
+                    });
+                }
+            }
+        }
+        true
+    }
+}
+
+fn face_normal(t: &[Corner; 3]) -> [f32; 3] {
+    let a = t[0].pos.map(f64::from);
+    let b = t[1].pos.map(f64::from);
+    let c = t[2].pos.map(f64::from);
+    let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+    let n = [
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ];
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    if len > 0.0 {
+        n.map(|x| (x / len) as f32)
+    } else {
+        [0.0, 0.0, 1.0]
+    }
+}
+
+/// Keys of one channel's log: times in seconds and values.
+enum Keys<'a> {
+    Pos(&'a [[f32; 3]]),
+    Rot(&'a [[f32; 4]]),
+}
+
+fn animation(
+    doc: &Doc<'_>,
+    list: &Element,
+    nodes: &[Node],
+    bones: &[Bone],
+    by_transform: &HashMap<usize, usize>,
+    at: FileSpan,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Animation> {
+    let Some((_, clip)) = doc.children(list, "animations").into_iter().next() else {
+        diags.push(bad(at, "the animation list holds no animation".to_string()));
+        return None;
+    };
+    let fps = f64::from(float(clip.get("frameRate")).unwrap_or(30.0));
+    let tf = doc.child(clip, "timeFrame").map(|(_, t)| t);
+    let start = tf
+        .and_then(|t| time(t.get("startTime")).or_else(|| time(t.get("start"))))
+        .unwrap_or(0.0);
+    let duration = tf
+        .and_then(|t| time(t.get("durationTime")).or_else(|| time(t.get("duration"))))
+        .unwrap_or(0.0);
+    if !fps.is_finite()
+        || fps <= 0.0
+        || !duration.is_finite()
+        || duration < 0.0
+        || duration * fps > 1e6
+    {
+        diags.push(bad(
+            at,
+            format!(
+                "the animation `{}` has a frame rate of {fps} and a length of {duration} s",
+                clip.name
+            ),
+        ));
+        return None;
+    }
+    // The frame at the start and one per frame time up to the end, the end included.
+    let num_frames = (duration * fps).round() as usize + 1;
+    let num_bones = bones.len();
+    let mut poses: Vec<Option<Pose>> = Vec::with_capacity(num_frames * num_bones);
+    for _ in 0..num_frames {
+        poses.extend(bones.iter().map(|b| Some(b.rest)));
+    }
+    let _ = nodes;
+    for (_, ch) in doc.children(clip, "channels") {
+        let Some((t, _)) = doc.child(ch, "toElement") else {
+            continue;
+        };
+        let Some(&bone) = by_transform.get(&t) else {
+            continue;
+        };
+        let attr = match ch.get("toAttribute") {
+            Some(Value::Str(s)) => s.to_ascii_lowercase(),
+            _ => continue,
+        };
+        let Some((_, log)) = doc.child(ch, "log") else {
+            continue;
+        };
+        let Some((_, layer)) = doc.children(log, "layers").into_iter().next() else {
+            continue;
+        };
+        let times: Vec<f64> = match layer.get("times") {
+            Some(Value::IntArray(v)) => v.iter().map(|&t| f64::from(t) / 10_000.0).collect(),
+            Some(Value::TimeArray(v)) => v.iter().map(|&t| f64::from(t)).collect(),
+            _ => continue,
+        };
+        let keys = match (attr.as_str(), layer.get("values")) {
+            ("position", Some(Value::Vec3Array(v))) => Keys::Pos(v),
+            ("orientation", Some(Value::QuatArray(v))) => Keys::Rot(v),
+            _ => continue,
+        };
+        let n = match &keys {
+            Keys::Pos(v) => v.len(),
+            Keys::Rot(v) => v.len(),
+        };
+        if n != times.len() {
+            diags.push(bad(
+                at,
+                format!(
+                    "the channel `{}` has {} times and {n} values",
+                    ch.name,
+                    times.len()
+                ),
+            ));
+            return None;
+        }
+        if n == 0 {
+            continue;
+        }
+        for f in 0..num_frames {
+            let t = start + f as f64 / fps;
+            // The last key at or before `t` and the weight of the next one.
+            let after = times.partition_point(|&k| k <= t + 1e-6);
+            let (i, j, s) = if after == 0 {
+                (0, 0, 0.0)
+            } else if after >= n {
+                (n - 1, n - 1, 0.0)
+            } else {
+                let (a, b) = (times[after - 1], times[after]);
+                let s = if b > a { (t - a) / (b - a) } else { 0.0 };
+                (after - 1, after, s)
+            };
+            let Some(Some(p)) = poses.get_mut(f * num_bones + bone) else {
+                continue;
+            };
+            match &keys {
+                Keys::Pos(v) => {
+                    let (a, b) = (v[i], v[j]);
+                    p.pos = std::array::from_fn(|k| {
+                        (f64::from(a[k]) + (f64::from(b[k]) - f64::from(a[k])) * s) as f32
+                    });
+                }
+                Keys::Rot(v) => {
+                    let q = if s == 0.0 { v[i] } else { nlerp(v[i], v[j], s) };
+                    p.rot = quat_euler(q);
+                }
+            }
+        }
+    }
+    Some(Animation {
+        first_time: 0,
+        num_frames,
+        num_bones,
+        poses,
+        present: vec![true; num_frames],
+    })
+}
+
+/// Spherical interpolation between two rotations, by the shorter way.
+fn nlerp(a: [f32; 4], b: [f32; 4], s: f64) -> [f32; 4] {
+    let a = a.map(f64::from);
+    let mut b = b.map(f64::from);
+    let mut dot: f64 = (0..4).map(|k| a[k] * b[k]).sum();
+    if dot < 0.0 {
+        b = b.map(|c| -c);
+        dot = -dot;
+    }
+    let (wa, wb) = if dot > 0.9995 {
+        (1.0 - s, s)
+    } else {
+        let th = dot.clamp(-1.0, 1.0).acos();
+        let sin = th.sin();
+        (((1.0 - s) * th).sin() / sin, (s * th).sin() / sin)
+    };
+    let q: [f64; 4] = std::array::from_fn(|k| wa * a[k] + wb * b[k]);
+    let n = (q.iter().map(|c| c * c).sum::<f64>()).sqrt();
+    q.map(|c| (c / n) as f32)
+}
