@@ -176,3 +176,87 @@ fn big() {
     assert_eq!(sum, 66_000);
     insta::assert_snapshot!("big", text);
 }
+
+/// A flexed mesh of 24 bones, two per triangle: its dx80 strip group is software skinned (no
+/// `IS_HWSKINNED`, as in Valve's dx80 builds of flexed meshes) and names more bones than the
+/// 16 of a dx80 palette, which is allowed there; the invariant checks must not call it a
+/// broken strip (they did, on Valve's own build of a Garry's Mod head too).
+#[test]
+fn a_software_skinned_flexed_group_may_name_many_bones() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-sw-flex");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 24;
+    let mut smd = String::from("version 1\nnodes\n");
+    for b in 0..n {
+        writeln!(smd, "{b} \"b{b}\" {}", b - 1).unwrap();
+    }
+    smd.push_str("end\nskeleton\ntime 0\n");
+    for b in 0..n {
+        writeln!(smd, "{b} {} 0 0 0 0 0", if b == 0 { 0 } else { 1 }).unwrap();
+    }
+    smd.push_str("end\ntriangles\n");
+    let mut vta = String::from(
+        "version 1\nnodes\n0 \"b0\" -1\nend\nskeleton\ntime 0\ntime 1\nend\nvertexanimation\n",
+    );
+    let mut corners = Vec::new();
+    for b in 0..n {
+        let x = b as f32;
+        smd.push_str("skin\n");
+        // two bones per triangle: dx80 skins a flexed triangle in hardware only on one
+        for (k, (dx, dy)) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)].into_iter().enumerate() {
+            let (px, py) = (x * 2.0 + dx, dy);
+            let bone = if k == 1 { (b + 1) % n } else { b };
+            writeln!(smd, "{bone} {px} {py} 0 0 0 1 {dx} {dy} 1 {bone} 1").unwrap();
+            corners.push((px, py));
+        }
+    }
+    smd.push_str("end\n");
+    for frame in 0..2 {
+        writeln!(vta, "time {frame}").unwrap();
+        for (i, (px, py)) in corners.iter().enumerate() {
+            let z = if frame == 1 { 0.5 } else { 0.0 };
+            writeln!(vta, "{i} {px} {py} {z} 0 0 1").unwrap();
+        }
+    }
+    vta.push_str("end\n");
+    std::fs::write(dir.join("strip.smd"), smd).unwrap();
+    std::fs::write(dir.join("strip.vta"), vta).unwrap();
+    std::fs::write(
+        dir.join("strip.qc"),
+        "$modelname \"test/swflex.mdl\"\n$model \"body\" \"strip.smd\" {\n\tflexfile \"strip.vta\" {\n\t\tdefaultflex frame 0\n\t\tflex \"lift\" frame 1\n\t}\n\tflexcontroller lift lift\n\t%lift = lift\n}\n$sequence \"idle\" \"strip.smd\"\n",
+    )
+    .unwrap();
+    let (files, diags) = compile_qc(&dir.join("strip.qc"));
+    assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
+    let mdl = write_files(&dir.join("out"), &files.expect("output"));
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
+    // The case exists: a dx80 group without IS_HWSKINNED whose vertices name more than 16 bones.
+    let (_, dx80) = f
+        .vtx
+        .iter()
+        .find(|(v, _)| format!("{v:?}").to_ascii_lowercase().contains("dx80"))
+        .expect("a dx80 file");
+    let widest = dx80
+        .body_parts
+        .iter()
+        .flatten()
+        .flatten()
+        .flat_map(|lod| &lod.meshes)
+        .flat_map(|m| &m.groups)
+        .filter(|g| g.rec.flags & 0x02 == 0)
+        .map(|g| {
+            let mut bones: Vec<i8> = g.verts.iter().flat_map(|v| v.bone_id).collect();
+            bones.sort_unstable();
+            bones.dedup();
+            bones.len()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(
+        widest > 16,
+        "the software-skinned group names {widest} bones"
+    );
+    assert_eq!(mdlc::formats::source::check(&f), Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -390,7 +390,11 @@ pub fn check(f: &Files) -> Vec<String> {
                                     }
                                 }
                             }
-                            for s in &g.strips {
+                            // A software-skinned group (no `IS_HWSKINNED`, as Valve's dx80
+                            // files make of flexed meshes) names the model's bones directly
+                            // and has no bone palette to fit.
+                            let hw_skinned = g.rec.flags & 0x02 != 0;
+                            for s in g.strips.iter().filter(|_| hw_skinned) {
                                 let mut bones: Vec<i8> = Vec::new();
                                 let i0 = s.rec.index_offset.max(0) as usize;
                                 let n = s.rec.num_indices.max(0) as usize;
