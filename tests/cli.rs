@@ -514,3 +514,58 @@ fn check_reports_back_end_diagnostics_and_writes_nothing() {
     assert_eq!(left, ["m.qc", "ref.smd"]);
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// A clean build of a mesh large enough for the parallel corner making (60,000 triangles and
+/// more) says nothing on stderr but mdlc's own `mdlc:` lines: no timing or debugging output
+/// (stop 31 shipped a stray `WELD total` line there).
+#[test]
+fn a_large_clean_build_prints_only_its_own_lines() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-cli-large");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 176; // 175 × 175 quads: 61,250 triangles
+    let mut smd = String::from(
+        "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n",
+    );
+    let v = |x: usize, y: usize| {
+        format!(
+            "0 {x} {y} 0 0 0 1 {} {} 1 0 1\n",
+            x as f32 / n as f32,
+            y as f32 / n as f32
+        )
+    };
+    for y in 0..n - 1 {
+        for x in 0..n - 1 {
+            smd.push_str("grid\n");
+            smd.push_str(&(v(x, y) + &v(x + 1, y) + &v(x + 1, y + 1)));
+            smd.push_str("grid\n");
+            smd.push_str(&(v(x, y) + &v(x + 1, y + 1) + &v(x, y + 1)));
+        }
+    }
+    smd.push_str("end\n");
+    std::fs::write(dir.join("grid.smd"), smd).unwrap();
+    std::fs::write(
+        dir.join("grid.qc"),
+        "$modelname \"grid.mdl\"\n$cdmaterials \"x\"\n$model \"grid\" \"grid.smd\"\n$sequence \"idle\" \"grid.smd\"\n",
+    )
+    .unwrap();
+    let qc = dir.join("grid.qc");
+    let out = dir.join("out");
+    let o = mdlc(&[
+        "build",
+        "--target",
+        "source",
+        qc.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 0, "{err}");
+    assert!(out.join("grid.vvd").is_file(), "{err}");
+    let stray: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("mdlc:"))
+        .collect();
+    assert!(stray.is_empty(), "stderr: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -374,15 +374,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                                 }
                             }
                         });
-                        let t0 = std::time::Instant::now();
-                        let mut wait = std::time::Duration::ZERO;
-                        loop {
-                            let tw = std::time::Instant::now();
-                            let Ok(block) = rx.recv() else { break };
-                            wait += tw.elapsed();
+                        while let Ok(block) = rx.recv() {
                             block.into_iter().for_each(&mut weld_one);
                         }
-                        eprintln!("WELD total {:?} waiting {:?}", t0.elapsed(), wait);
                     });
                 }
                 if let Some(scan) = scan {
