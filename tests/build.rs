@@ -722,8 +722,10 @@ fn lods_resolve_replaced_models_by_file_name() {
     let m = b.model();
     assert_eq!(m.lods[0].replace_models[0].0, MeshId(0));
     assert_eq!(m.lods[0].replace_models[0].1, MeshId(1));
-    // The LOD mesh's bone `arm` joins the skeleton after the body's.
-    assert_eq!(b.bone_names(), ["root", "spine", "head", "arm"]);
+    // The LOD mesh's own bone `arm` does not join the skeleton: an LOD file's vertices take
+    // their links from LOD 0 and mark no bone used (2006 SDK: an LOD's file is not an active
+    // model; Valve's build of a Garry's Mod model with such LOD files has none of their nodes).
+    assert_eq!(b.bone_names(), ["root", "spine", "head"]);
 
     let mut p = P::new();
     let mut s = project(Target::Source);

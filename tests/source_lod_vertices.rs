@@ -120,3 +120,42 @@ fn lod_vertices_take_root_links_and_the_lods_bone_replacements() {
     // the arm triangle is LOD 0's in every LOD: 9 + 3 + 3 vertices
     assert_eq!(vvd.vertices.len(), 15);
 }
+
+/// An LOD file whose one node is named after its mesh (`testdata/source/lods/mesh_node`):
+/// the node is not a bone of the model, the LOD's triangles are kept (not dropped for their
+/// unknown bone), and their vertices take LOD 0's links. Valve's build of a Garry's Mod model
+/// whose LOD files are such (Talsa-ko, issue 16's notes) has none of their nodes either.
+#[test]
+fn an_lod_files_own_nodes_are_not_bones() {
+    let qc =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/lods/mesh_node/mesh_node.qc");
+    let (files, diags) = compile_qc(&qc);
+    assert!(!diags.iter().any(|d| d.is_error()), "{diags:?}");
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mdlc-lod-mesh-node");
+    let _ = std::fs::remove_dir_all(&out);
+    let mdl = write_files(&out, &files.expect("output"));
+    let f = mdlc::inspect::source::read_files(&mdl, &RealFs).unwrap();
+    let names: Vec<&str> = f.mdl.bones.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["root", "arm", "hand", "finger"]);
+    assert_eq!(mdlc::formats::source::check(&f), Vec::<String>::new());
+    let vvd = f.vvd.as_ref().unwrap();
+    // LOD 1: the arm triangle is LOD 0's, the moved finger triangle three vertices of its own
+    assert_eq!(vvd.hdr.num_lod_vertexes[..2], [12, 6]);
+    // every vertex names a bone of the model, and the finger triangle's LOD-1 copies the
+    // finger (bone 3), LOD 0's nearest
+    for v in &vvd.vertices {
+        for k in 0..v.numbones as usize {
+            assert!((v.bone[k] as usize) < names.len());
+        }
+    }
+    let moved: Vec<_> = vvd
+        .vertices
+        .iter()
+        .filter(|v| {
+            (v.vec_position[0] - 13.2).abs() < 1e-4 || (v.vec_position[0] - 14.2).abs() < 1e-4
+        })
+        .collect();
+    assert_eq!(moved.len(), 3);
+    assert!(moved.iter().all(|v| v.numbones == 1 && v.bone[0] == 3));
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -222,7 +222,7 @@ impl Builder<'_> {
         // 3. skeleton
         let bones = match self.target {
             Target::GoldSrc => self.merge_goldsrc(&parts.pending),
-            Target::Source => self.merge_source(&parts.pending, &anim_files),
+            Target::Source => self.merge_source(&parts.pending, parts.body_meshes, &anim_files),
         };
 
         // 4. meshes and 5. materials

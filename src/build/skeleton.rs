@@ -3,7 +3,7 @@
 //! exact name, Source by case-insensitive name with `$definebone` and `$hierarchy`.
 
 use crate::ir::written::Target;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::diag::{Code, Diagnostic, FileSpan, Spanned};
@@ -258,14 +258,23 @@ impl Builder<'_> {
     /// The used bones of each of `files` (in load order): vertex bones, `always` names in every
     /// file that has them, then each `keep` name no file uses yet in the first file that has it;
     /// with their ancestors.
-    pub(super) fn used_per_file(&self, files: &[usize]) -> HashMap<usize, Vec<bool>> {
+    /// `skins(f)`: whether the vertices of file `f` count.
+    pub(super) fn used_per_file(
+        &self,
+        files: &[usize],
+        skins: impl Fn(usize) -> bool,
+    ) -> HashMap<usize, Vec<bool>> {
         let (always, keep) = self.named_bones();
         let mut seeds: HashMap<usize, Vec<BoneId>> = HashMap::new();
         for &f in files {
             let Some(l) = self.loader.files.get(f) else {
                 continue;
             };
-            let mut v = self.vertex_bones(&l.smd);
+            let mut v = if skins(f) {
+                self.vertex_bones(&l.smd)
+            } else {
+                Vec::new()
+            };
             v.extend(always.iter().filter_map(|n| l.smd.skeleton.find(n)));
             seeds.insert(f, v);
         }
@@ -330,7 +339,7 @@ impl Builder<'_> {
     /// exact names; a known bone given another parent is "illegal parent bone replacement".
     pub(super) fn merge_goldsrc(&mut self, pending: &[PendingMesh]) -> Vec<ModelBone> {
         let files: Vec<usize> = pending.iter().map(|p| p.loaded).collect();
-        let used_of = self.used_per_file(&files);
+        let used_of = self.used_per_file(&files, |_| true);
         let mut bones: Vec<ModelBone> = Vec::new();
         let mut done: Vec<usize> = Vec::new();
         let mut errs = Vec::new();
@@ -389,6 +398,7 @@ impl Builder<'_> {
     pub(super) fn merge_source(
         &mut self,
         pending: &[PendingMesh],
+        body_meshes: usize,
         anim_files: &[Option<usize>],
     ) -> Vec<ModelBone> {
         let mut table = Table {
@@ -440,7 +450,15 @@ impl Builder<'_> {
             }
         }
         let files: Vec<usize> = order.iter().map(|(f, _)| *f).collect();
-        let used_of = self.used_per_file(&files);
+        // Only the body parts' meshes skin bones in (§2.2 "a vertex of a reference mesh"): a
+        // file loaded only as an LOD's replacement adds a bone only by name (the 2006 SDK loads
+        // those files as not active models, whose vertices `TagUsedBones` skips), and its
+        // vertices take their links from LOD 0.
+        let body: HashSet<usize> = pending[..body_meshes.min(pending.len())]
+            .iter()
+            .map(|p| p.loaded)
+            .collect();
+        let used_of = self.used_per_file(&files, |f| body.contains(&f));
         for &(f, scale) in &order {
             let Some(l) = self.loader.files.get(f) else {
                 continue;

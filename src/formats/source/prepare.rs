@@ -392,10 +392,25 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         }
         welded.push(options);
     }
+    // Only LOD 0's meshes weight bones in: an LOD mesh's vertices take their links from LOD 0
+    // (`unify_lods`), so a bone only an LOD file's own weights name is not kept for them (the
+    // 2006 SDK tags used bones on active models only, `TagUsedBones`; an LOD's replacement file
+    // is loaded as not active).
+    let lod0: std::collections::HashSet<MeshId> = model
+        .body_parts
+        .iter()
+        .flat_map(|bp| &bp.options)
+        .filter_map(|o| match o {
+            BodyOption::Mesh(m) => lod_source(*m).first().copied().flatten(),
+            _ => None,
+        })
+        .collect();
     let mut weighted = vec![false; nbones_ir];
     for (mid, scan) in &scans {
-        for (u, k) in weighted.iter_mut().zip(&scan.linked) {
-            *u |= k;
+        if lod0.contains(mid) {
+            for (u, k) in weighted.iter_mut().zip(&scan.linked) {
+                *u |= k;
+            }
         }
         let Some(mm) = model.mesh(*mid) else { continue };
         if scan.lost > 0 && !static_prop {
