@@ -916,6 +916,22 @@ fn renames_apply_before_merging_and_unknown_ones_warn() {
     assert!(d.notes.iter().any(|n| n == "help: did you mean \"head\"?"));
 }
 
+/// `$bonemerge` of a bone no file has is skipped with a warning, as the 2006 SDK skips it
+/// (it flags only the table's bones that match); a bone the files have is kept.
+#[test]
+fn an_unknown_bonemerge_bone_warns_and_a_known_one_is_kept() {
+    let mut p = P::new();
+    let mut s = project(Target::Source);
+    s.body_parts.push(p.body("body", &["m/ref1.smd"]));
+    s.bone_merge.push(p.s("head"));
+    s.bone_merge.push(p.s("weapon_bone_extra"));
+    let b = build(p, &s, &fs());
+    assert!(b.bone_names().contains(&"head"));
+    let d = b.only("W0405");
+    assert_eq!(b.primary_text(d), "\"weapon_bone_extra\"");
+    assert_eq!(b.model().bone_merge.len(), 1);
+}
+
 #[test]
 fn a_mesh_file_without_triangles_warns() {
     let mut p = P::new();

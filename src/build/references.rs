@@ -194,10 +194,13 @@ impl Builder<'_> {
                 Some((r.must(b, "$screenalign")?, flag, loc(b.span)))
             })
             .collect();
+        // A `$bonemerge` bone the model does not have is skipped: the 2006 SDK only flags the
+        // bones of the table that match (`TagUsedBones`), and shared `.qci` files list bones
+        // for several models (a Garry's Mod arms model names 17 it does not have).
         let bone_merge = spec
             .bone_merge
             .iter()
-            .filter_map(|b| Some((r.must(b, "$bonemerge")?, loc(b.span))))
+            .filter_map(|b| Some((r.may(b, "$bonemerge")?, loc(b.span))))
             .collect();
         let root_bone = spec.root_bone.as_ref().and_then(|b| {
             let id = if gold {
