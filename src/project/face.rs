@@ -320,6 +320,10 @@ impl<'a> Parser<'a, '_> {
                 "flexfile" if !w.quoted => self.flexfile(),
                 "localvar" if !w.quoted => self.localvar(),
                 "flexcontroller" if !w.quoted => self.controller(w),
+                // Later compilers make flex rules of their own from a DMX mesh's controls
+                // unless told not to; mdlc never makes them (a DMX's flex shapes are not read,
+                // W0150), so the option asks for what mdlc does anyway.
+                "noautodmxrules" if !w.quoted => Some(()),
                 "attachment" | "spherenormals" if !w.quoted => {
                     // Valve's 2006 compiler ignores `attachment` here and reads
                     // `spherenormals` (normals pointing away from a point): not carried.
@@ -347,7 +351,7 @@ impl<'a> Parser<'a, '_> {
                             w.span,
                             "not a face command",
                         )
-                        .with_note("a `$model` block holds eyeball, eyelid, mouth, flexfile, flex, flexpair, defaultflex, flexcontroller, localvar and %rule lines")
+                        .with_note("a `$model` block holds eyeball, eyelid, mouth, flexfile, flex, flexpair, defaultflex, flexcontroller, localvar, noautodmxrules and %rule lines")
                         .with_note("Valve's compiler stops with \"unknown model option\""),
                     );
                     self.rest_of_line();
@@ -1097,5 +1101,21 @@ mod tests {
         // `flex` before any flexfile, `é` in a rule, the stray `x`: errors, no panic
         assert!(!d.is_empty());
         assert!(f.items.is_empty());
+    }
+
+    /// `noautodmxrules` (later compilers: no automatic rules from a DMX's controls) is what
+    /// mdlc does anyway: accepted, with nothing to report and nothing added.
+    #[test]
+    fn noautodmxrules_is_accepted() {
+        let w = words("noautodmxrules\nlocalvar v\n", span(), true);
+        let mut d = Vec::new();
+        let f = parse(&w, Path::new("."), &mut d);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(f.items.len(), 1);
+        let w = words("noautodmxrule\n", span(), true);
+        let mut d = Vec::new();
+        parse(&w, Path::new("."), &mut d);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::QcFaceUnknownCommand);
     }
 }
