@@ -1,7 +1,7 @@
 //! DMX sources (`src/dmx`): a model built from DMX files equals the same model built from the
 //! SMD files they were made from. The DMX files are written at test time by an outside tool,
 //! `srctools` (`tests/oracle/smd_to_dmx.py` lays the elements out as Blender Source Tools does),
-//! in the binary encodings 2 to 5 and in `keyvalues2`, so the reader is checked against another
+//! in the binary encodings 1 to 5 and in `keyvalues2`, so the reader is checked against another
 //! implementation of the format, not against itself.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -107,7 +107,13 @@ fn a_model_built_from_dmx_equals_the_model_built_from_its_smds() {
             .map(|(n, b)| (n.clone(), without_checksum(n, b)))
             .collect()
     };
-    for (encoding, version) in [("binary", 2), ("binary", 3), ("binary", 4), ("binary", 5)] {
+    for (encoding, version) in [
+        ("binary", 1),
+        ("binary", 2),
+        ("binary", 3),
+        ("binary", 4),
+        ("binary", 5),
+    ] {
         let dir = tmp.join(format!("{encoding}{version}"));
         let qc = dmx_copy(&python, &corpus, &dir, encoding, version);
         let out = build(&qc);

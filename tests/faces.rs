@@ -852,6 +852,51 @@ fn vta_vertices_that_match_nothing_are_reported() {
     }
 }
 
+/// A VTA that repeats a vertex (one VTA vertex per triangle corner, as Blender Source Tools and
+/// the SDK's male_06 write them): the mesh vertex takes one of the repeats, and a repeat moving
+/// the same way loses nothing, so it is no W0413; a repeat moving another way is.
+#[test]
+fn repeated_vta_vertices_that_move_alike_are_not_reported() {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-vta-twins"));
+    std::fs::copy(fixture_dir().join("head.smd"), dir.join("head.smd")).unwrap();
+    let vta = |moved: &str| {
+        format!(
+            "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\ntime 1\nend\nvertexanimation\ntime 0\n0 0 -3 64 0 -1 0\n1 0 -3 64 0 -1 0\ntime 1\n{moved}\nend\n"
+        )
+    };
+    for (moved, warned) in [
+        ("0 0 -3 65 0 -1 0\n1 0 -3 65 0 -1 0", false),
+        ("0 0 -3 65 0 -1 0\n1 0 -3 66 0 -1 0", true),
+    ] {
+        std::fs::write(dir.join("twin.vta"), vta(moved)).unwrap();
+        let qc = head("flexfile \"twin.vta\" {\nflex \"a\" frame 1\n}");
+        std::fs::write(dir.join("f.qc"), qc).unwrap();
+        let out = mdlc(
+            &[
+                "build",
+                "f.qc",
+                "-o",
+                "out",
+                "--force",
+                "--message-format",
+                "json",
+            ],
+            &dir,
+        );
+        assert!(out.status.success());
+        let codes: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            codes.iter().any(|c| c == "W0413"),
+            warned,
+            "{moved}: {codes:?}"
+        );
+    }
+}
+
 /// `mdlc inspect --flex` prints the flex's vertices with their decoded deltas (the fixture's
 /// pair `brow`: three vertices moved up by 1, sides 0, 127/255, 1); an unknown name is E0655.
 #[test]

@@ -311,9 +311,14 @@ pub fn vertex_anims(
         }
     }
     // per VTA used: base positions/normals by VTA vertex id, and the mesh vertices of each id
+    /// A position and a normal.
+    type PosNormal = ([f32; 3], [f32; 3]);
     struct Mapped {
-        base: std::collections::HashMap<u32, ([f32; 3], [f32; 3])>,
+        base: std::collections::HashMap<u32, PosNormal>,
         map: std::collections::HashMap<u32, Vec<usize>>,
+        /// Per VTA vertex no mesh vertex took: the taken ones at exactly its base position
+        /// (an exporter that writes one VTA vertex per triangle corner repeats each vertex).
+        twins: std::collections::HashMap<u32, Vec<u32>>,
     }
     let mut mapped: std::collections::HashMap<usize, Mapped> = Default::default();
     for &(_, k) in &keys {
@@ -375,8 +380,19 @@ pub fn vertex_anims(
                 map.entry(base_list[j].0).or_default().push(k_idx);
             }
         }
+        let mut at: std::collections::HashMap<[u32; 3], Vec<u32>> = Default::default();
+        for &(i, p, _) in &base_list {
+            if map.contains_key(&i) {
+                at.entry(p.map(f32::to_bits)).or_default().push(i);
+            }
+        }
+        let twins = base_list
+            .iter()
+            .filter(|(i, _, _)| !map.contains_key(i))
+            .filter_map(|&(i, p, _)| at.get(&p.map(f32::to_bits)).map(|t| (i, t.clone())))
+            .collect();
         let base = base_list.iter().map(|&(i, p, n)| (i, (p, n))).collect();
-        mapped.insert(k.vta, Mapped { base, map });
+        mapped.insert(k.vta, Mapped { base, map, twins });
     }
     // the default shape moves the mesh and the base shape
     if let Some(dk) = face
@@ -415,6 +431,8 @@ pub fn vertex_anims(
         };
         // (model vertex, delta, normal delta, side)
         let mut dest: Vec<(usize, [f32; 3], [f32; 3], f32)> = Vec::new();
+        // the shape's vertices by id, made when a twin is looked up
+        let mut by_id: Option<std::collections::HashMap<u32, PosNormal>> = None;
         for &(id, p, n) in &shape.vertices {
             let Some(&(bp, bn)) = m.base.get(&id) else {
                 continue;
@@ -457,7 +475,28 @@ pub fn vertex_anims(
                 continue;
             }
             let Some(targets) = m.map.get(&id) else {
-                unmatched.entry(key.vta).or_default().insert(id);
+                // Its motion is not lost when a taken twin (same base position) moves the same
+                // way in this shape: the mesh vertex gets it from the twin.
+                let same = |t: &u32| {
+                    let twin = by_id.get_or_insert_with(|| {
+                        shape
+                            .vertices
+                            .iter()
+                            .map(|&(i, p, n)| (i, (place(p), place(n))))
+                            .collect()
+                    });
+                    let (tp, tn) = twin.get(t).copied().unwrap_or_else(|| {
+                        m.base
+                            .get(t)
+                            .copied()
+                            .unwrap_or(([f32::NAN; 3], [f32::NAN; 3]))
+                    });
+                    let (dp, dn) = (math::sub(tp, p), math::sub(tn, n));
+                    math::dot(dp, dp) <= 1e-12 && math::dot(dn, dn) <= 1e-12
+                };
+                if !m.twins.get(&id).is_some_and(|t| t.iter().any(same)) {
+                    unmatched.entry(key.vta).or_default().insert(id);
+                }
                 continue;
             };
             for &k in targets {
