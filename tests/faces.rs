@@ -800,6 +800,27 @@ fn face_numbers_with_a_decimal_comma_are_read_as_valves_atof_does() {
     assert!(!wrote);
 }
 
+/// `mdlc build f.qc` in `dir` with JSON diagnostics: the process's output and the diagnostics.
+fn build_f_qc(dir: &Path) -> (std::process::Output, Vec<Value>) {
+    let out = mdlc(
+        &[
+            "build",
+            "f.qc",
+            "-o",
+            "out",
+            "--force",
+            "--message-format",
+            "json",
+        ],
+        dir,
+    );
+    let diags = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    (out, diags)
+}
+
 /// A VTA whose moving vertex lies far from every mesh vertex: the motion is dropped with W0413
 /// (at the base shape); a shape moving a vertex its base shape lacks is E0421.
 #[test]
@@ -819,21 +840,9 @@ fn vta_vertices_that_match_nothing_are_reported() {
     ] {
         let qc = head(&format!("flexfile \"{file}\" {{\nflex \"a\" frame 1\n}}"));
         std::fs::write(dir.join("f.qc"), qc).unwrap();
-        let out = mdlc(
-            &[
-                "build",
-                "f.qc",
-                "-o",
-                "out",
-                "--force",
-                "--message-format",
-                "json",
-            ],
-            &dir,
-        );
-        let found: Vec<(String, String, u64)> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        let (out, diags) = build_f_qc(&dir);
+        let found: Vec<(String, String, u64)> = diags
+            .iter()
             .filter(|d| d["severity"] != "note")
             .map(|d| {
                 (
@@ -871,22 +880,10 @@ fn repeated_vta_vertices_that_move_alike_are_not_reported() {
         std::fs::write(dir.join("twin.vta"), vta(moved)).unwrap();
         let qc = head("flexfile \"twin.vta\" {\nflex \"a\" frame 1\n}");
         std::fs::write(dir.join("f.qc"), qc).unwrap();
-        let out = mdlc(
-            &[
-                "build",
-                "f.qc",
-                "-o",
-                "out",
-                "--force",
-                "--message-format",
-                "json",
-            ],
-            &dir,
-        );
+        let (out, diags) = build_f_qc(&dir);
         assert!(out.status.success());
-        let codes: Vec<String> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        let codes: Vec<String> = diags
+            .iter()
             .map(|d| d["code"].as_str().unwrap().to_string())
             .collect();
         assert_eq!(

@@ -315,6 +315,44 @@ pub fn lower_dmx(
         },
     };
 
+    // Binary files hold any bit pattern: a value that is not a finite number is refused, as
+    // in an SMD (`E0112`).
+    let finite = |v: &[f32]| v.iter().all(|x| x.is_finite());
+    let bad_bone = bones
+        .iter()
+        .find(|b| !finite(&b.rest.pos) || !finite(&b.rest.rot));
+    let bad_corner = mesh
+        .triangles
+        .iter()
+        .flat_map(|t| &t.corners)
+        .any(|c| !finite(&c.pos) || !finite(&c.normal) || !finite(&c.uv));
+    let bad_frame = animation
+        .poses
+        .iter()
+        .flatten()
+        .any(|p| !finite(&p.pos) || !finite(&p.rot));
+    if let Some(b) = bad_bone {
+        diags.push(bad(
+            at,
+            format!(
+                "the joint `{}` has a transform that is not a finite number",
+                b.name
+            ),
+        ));
+        return None;
+    }
+    if bad_corner || bad_frame {
+        let what = if bad_corner {
+            "a vertex"
+        } else {
+            "an animation frame"
+        };
+        diags.push(bad(
+            at,
+            format!("{what} holds a value that is not a finite number"),
+        ));
+        return None;
+    }
     Some(SmdModel {
         file,
         skeleton: Skeleton { bones },
@@ -651,7 +689,7 @@ fn animation(
         || fps <= 0.0
         || !duration.is_finite()
         || duration < 0.0
-        || duration * fps > 1e6
+        || duration * fps >= crate::smd::lower::MAX_FRAMES as f64
     {
         diags.push(bad(
             at,
@@ -665,6 +703,30 @@ fn animation(
     // The frame at the start and one per frame time up to the end, the end included.
     let num_frames = (duration * fps).round() as usize + 1;
     let num_bones = bones.len();
+    // Every frame holds every bone: a long clip of few keys in a small file would take memory
+    // out of all proportion to it (the SMD reader's rule, `E0135`).
+    let keys: usize = doc
+        .children(clip, "channels")
+        .iter()
+        .filter_map(|(_, ch)| doc.child(ch, "log"))
+        .flat_map(|(_, log)| doc.children(log, "layers"))
+        .map(|(_, layer)| match layer.get("times") {
+            Some(Value::IntArray(v)) => v.len(),
+            Some(Value::TimeArray(v)) => v.len(),
+            _ => 0,
+        })
+        .sum();
+    let entries = num_frames.saturating_mul(num_bones);
+    if entries > 16 << 20 && entries / 8 > keys {
+        diags.push(bad(
+            at,
+            format!(
+                "the animation `{}` spans {num_frames} frames of {num_bones} bones but gives only {keys} keys",
+                clip.name
+            ),
+        ));
+        return None;
+    }
     let mut poses: Vec<Option<Pose>> = Vec::with_capacity(num_frames * num_bones);
     for _ in 0..num_frames {
         poses.extend(bones.iter().map(|b| Some(b.rest)));

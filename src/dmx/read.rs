@@ -557,8 +557,13 @@ mod kv2 {
         Id(String, usize),
     }
 
+    /// How deep elements written in place may nest (a model needs a few dozen levels; the
+    /// limit keeps a hostile file from exhausting the stack).
+    const MAX_DEPTH: usize = 1000;
+
     struct Reader<'a> {
         lex: Lexer<'a>,
+        depth: usize,
         elements: Vec<Element>,
         /// Per element: references to resolve, as (attribute, position in array or None).
         pending: Vec<(usize, usize, Option<usize>, Ref)>,
@@ -571,6 +576,7 @@ mod kv2 {
                 text: bytes,
                 pos: start,
             },
+            depth: 0,
             elements: Vec::new(),
             pending: Vec::new(),
             ids: HashMap::new(),
@@ -653,6 +659,19 @@ mod kv2 {
     impl Reader<'_> {
         /// Reads `{ … }` after an element type; returns the element's index.
         fn element(&mut self, ty: String) -> Result<usize, ReadError> {
+            if self.depth >= MAX_DEPTH {
+                return err(
+                    self.lex.pos,
+                    format!("elements nest more than {MAX_DEPTH} deep"),
+                );
+            }
+            self.depth += 1;
+            let r = self.element_body(ty);
+            self.depth -= 1;
+            r
+        }
+
+        fn element_body(&mut self, ty: String) -> Result<usize, ReadError> {
             match self.lex.next()? {
                 Some((_, Tok::Open(b'{'))) => {}
                 Some((at, t)) => {
@@ -822,5 +841,62 @@ mod kv2 {
                 | "quaternion"
                 | "matrix"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KV2: &str = "<!-- dmx encoding keyvalues2 1 format model 1 -->\n";
+
+    #[test]
+    fn headers_mdlc_does_not_read_are_errors() {
+        for text in [
+            "version 1\nnodes\n",
+            "<!-- dmx encoding binary 9 format model 1 -->\n\0",
+            "<!-- dmx encoding xml 1 format model 1 -->\n",
+            "<!-- dmx encoding binary x format model 1 -->\n\0",
+        ] {
+            assert!(parse(text.as_bytes()).is_err(), "{text}");
+        }
+    }
+
+    /// Elements written in place nest by recursion: a file nesting them without end is an
+    /// error, not a stack overflow.
+    #[test]
+    fn deep_nesting_is_an_error() {
+        let mut text = String::from(KV2);
+        for _ in 0..100_000 {
+            text.push_str("\"DmElement\" { \"c\" ");
+        }
+        let e = parse(text.as_bytes()).unwrap_err();
+        assert!(e.message.contains("nest"), "{}", e.message);
+    }
+
+    /// An element referred to by id before it is written, an element array mixing references
+    /// and elements in place, and arrays of numbers.
+    #[test]
+    fn keyvalues2_references_resolve() {
+        let text = format!(
+            "{KV2}\"DmElement\" {{\n \"id\" \"elementid\" \"a\"\n \"name\" \"string\" \"root\"\n \"m\" \"element\" \"b\"\n \"list\" \"element_array\" [ \"element\" \"b\", \"DmeThing\" {{ \"name\" \"string\" \"inner\" }} ]\n \"v\" \"vector3_array\" [ \"1 2 3\", \"4 5 6\" ]\n}}\n\"DmeModel\" {{ \"id\" \"elementid\" \"b\" \"name\" \"string\" \"model\" }}\n"
+        );
+        let d = parse(text.as_bytes()).unwrap();
+        let root = &d.elements[0];
+        assert_eq!(root.name, "root");
+        let Some(Value::Element(Some(m))) = root.get("m") else {
+            panic!("{:?}", root.get("m"))
+        };
+        assert_eq!(d.elements[*m].name, "model");
+        let Some(Value::ElementArray(l)) = root.get("list") else {
+            panic!()
+        };
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0], Some(*m));
+        assert_eq!(l[1].map(|i| d.elements[i].name.as_str()), Some("inner"));
+        assert_eq!(
+            root.get("V"),
+            Some(&Value::Vec3Array(vec![[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+        );
     }
 }

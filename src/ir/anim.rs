@@ -30,9 +30,14 @@ pub fn euler_quat(r: [f32; 3]) -> [f32; 4] {
 /// for pitch within ±90°. A quaternion of length 0 is no rotation. For sources that give
 /// rotations as quaternions (DMX).
 pub fn quat_euler(q: [f32; 4]) -> [f32; 3] {
+    quat_euler_f64(q).map(|a| a as f32)
+}
+
+/// [`quat_euler`] before the rounding to `f32` (the Source back end prints it in degrees).
+pub fn quat_euler_f64(q: [f32; 4]) -> [f64; 3] {
     let [x, y, z, w] = q.map(f64::from);
     let len = (x * x + y * y + z * z + w * w).sqrt();
-    let (x, y, z, w) = if len > 0.0 && len.is_finite() {
+    let (x, y, z, w) = if len > 0.0 {
         (x / len, y / len, z / len, w / len)
     } else {
         (0.0, 0.0, 0.0, 1.0)
@@ -50,7 +55,7 @@ pub fn quat_euler(q: [f32; 4]) -> [f32; 3] {
     ];
     let up_z = 1.0 - 2.0 * (x * x + y * y);
     let xy = (forward[0] * forward[0] + forward[1] * forward[1]).sqrt();
-    let r = if xy > 0.001 {
+    if xy > 0.001 {
         [
             left[2].atan2(up_z),
             (-forward[2]).atan2(xy),
@@ -58,8 +63,7 @@ pub fn quat_euler(q: [f32; 4]) -> [f32; 3] {
         ]
     } else {
         [0.0, (-forward[2]).atan2(xy), (-left[0]).atan2(left[1])]
-    };
-    r.map(|a| a as f32)
+    }
 }
 
 /// How a target fills the bone values an SMD leaves out of a frame.

@@ -71,6 +71,10 @@ pub fn check_dmx(
     bytes: &[u8],
     diags: &mut Vec<Diagnostic>,
 ) -> (String, Option<SmdModel>) {
+    if bytes.len() > crate::diag::MAX_FILE_LEN {
+        diags.push(super::text::too_large(name, bytes.len()));
+        return (String::new(), None);
+    }
     let binary = memchr::memchr(0, bytes).is_some();
     let header = crate::dmx::read::header_len(bytes).unwrap_or(0);
     let text = if binary {
@@ -172,12 +176,12 @@ struct Parsed {
 
 /// Checks, parses and lowers one file (`add_text` and `check_smd` without `Sources`).
 /// `threads`: how many threads may read one long file in pieces ([`crate::smd::parse_split`]).
-fn parse_job(job: ParseJob, threads: usize) -> Parsed {
+fn parse_job(mut job: ParseJob, threads: usize) -> Parsed {
     let mut diags = Vec::new();
-    if crate::dmx::is_dmx_name(&job.name) {
-        let (text, smd) = check_dmx(job.id, &job.name, &job.bytes, &mut diags);
-        // (kept: a binary file's text cannot be read again from the file)
-        return Parsed {
+    // a file whose text is kept: a DMX (a binary file's text cannot be read again from the
+    // file), or a file that is not text
+    let kept =
+        |job: ParseJob, text: String, diags: Vec<Diagnostic>, smd: Option<SmdModel>| Parsed {
             path: job.path,
             id: job.id,
             text: Some(text),
@@ -185,17 +189,18 @@ fn parse_job(job: ParseJob, threads: usize) -> Parsed {
             diags,
             smd,
         };
+    if crate::dmx::is_dmx_name(&job.name) {
+        let (text, smd) = check_dmx(job.id, &job.name, &job.bytes, &mut diags);
+        return kept(job, text, diags, smd);
     }
-    let (text, ok) = prepare_text(job.id, &job.name, job.bytes, &mut diags);
+    let (text, ok) = prepare_text(
+        job.id,
+        &job.name,
+        std::mem::take(&mut job.bytes),
+        &mut diags,
+    );
     if !ok {
-        return Parsed {
-            path: job.path,
-            id: job.id,
-            text: Some(text),
-            stamp: job.stamp,
-            diags,
-            smd: None,
-        };
+        return kept(job, text, diags, None);
     }
     let parsed = crate::smd::parse_split(&text, job.id, threads);
     let parsed_ok = !parsed.has_errors();

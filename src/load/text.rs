@@ -89,14 +89,14 @@ pub fn prepare_text(
         .with_note("SMD, VTA and QC files are plain text; is this a binary file, or text saved in another encoding?")
         .with_note("the rest of the file is not checked");
     if name.to_ascii_lowercase().ends_with(".dmx") {
-        d = d.with_note("help: `.dmx` is Valve's DataModel format, which later Source compilers read; mdlc reads meshes and animations as SMD (and flexes as VTA): export them so");
+        d = d.with_note("help: `.dmx` is Valve's DataModel format: mdlc reads it where a mesh, an animation or a collision model is named (`$model`, `$sequence`, …), not as this file; flexes are read from VTA files");
     }
     diags.push(d);
     (text, false)
 }
 
 /// `E0004` for a file (or its text) of `len` bytes, more than [`MAX_FILE_LEN`].
-fn too_large(name: &str, len: usize) -> Diagnostic {
+pub(super) fn too_large(name: &str, len: usize) -> Diagnostic {
     Diagnostic::about_file(
         Code::FileTooLarge,
         format!("`{name}` is too large ({len} bytes)"),

@@ -165,36 +165,7 @@ pub fn decode_anim(
 /// Euler angles in degrees (x about X, y about Y, z about Z; `R = Rz·Ry·Rx`) of a quaternion
 /// (x, y, z, w), by the matrix → Euler rule of §1.2.
 pub fn quat_to_euler_degrees(q: [f32; 4]) -> [f32; 3] {
-    let [x, y, z, w] = q.map(f64::from);
-    let len = (x * x + y * y + z * z + w * w).sqrt();
-    let (x, y, z, w) = if len > 0.0 {
-        (x / len, y / len, z / len, w / len)
-    } else {
-        (0.0, 0.0, 0.0, 1.0)
-    };
-    // Columns of the rotation matrix: forward (X), left (Y), up (Z).
-    let forward = [
-        1.0 - 2.0 * (y * y + z * z),
-        2.0 * (x * y + w * z),
-        2.0 * (x * z - w * y),
-    ];
-    let left = [
-        2.0 * (x * y - w * z),
-        1.0 - 2.0 * (x * x + z * z),
-        2.0 * (y * z + w * x),
-    ];
-    let up_z = 1.0 - 2.0 * (x * x + y * y);
-    let xy = (forward[0] * forward[0] + forward[1] * forward[1]).sqrt();
-    let (ex, ey, ez) = if xy > 0.001 {
-        (
-            left[2].atan2(up_z),
-            (-forward[2]).atan2(xy),
-            forward[1].atan2(forward[0]),
-        )
-    } else {
-        (0.0, (-forward[2]).atan2(xy), (-left[0]).atan2(left[1]))
-    };
-    [ex, ey, ez].map(|r| {
+    crate::ir::anim::quat_euler_f64(q).map(|r| {
         let d = r.to_degrees() as f32;
         if d == 0.0 {
             0.0
