@@ -666,6 +666,44 @@ fn blend_grids_and_duplicate_names() {
 // Files
 // ---------------------------------------------------------------------------------------------
 
+/// A name written without an extension is `name.smd`, else `name.dmx` (Valve's later
+/// compilers; a Garry's Mod model names `studio hood` with only `hood.dmx`), found in another
+/// case with W0401 as any file; with neither, the error names the SMD.
+#[test]
+fn a_name_without_extension_falls_back_to_dmx() {
+    let dmx = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/smd/ok/dmx_triangle.dmx"),
+    )
+    .unwrap();
+    let mut f = fs();
+    f.add("m/Hood.dmx", dmx);
+    for (written, found) in [("m/hood", true), ("m/belt", false)] {
+        let mut p = P::new();
+        let mut s = project(Target::Source);
+        let mut body = p.body("body", &["m/ref1.smd"]);
+        let mut file = p.file(written);
+        file.path = PathBuf::from(format!("{written}.smd"));
+        if let SpecOption::Model(m) = &body.options[0] {
+            let mut m = m.clone();
+            m.file = file;
+            m.name = written.into();
+            body.options.push(SpecOption::Model(m));
+        }
+        s.body_parts.push(body);
+        let b = build(p, &s, &f);
+        if found {
+            let d = b.only("W0401");
+            assert_eq!(b.primary_text(d), format!("\"{written}\""));
+            assert!(d.message.contains("Hood.dmx"), "{}", d.message);
+            assert!(b.model().body_parts[0].options.len() == 2);
+        } else {
+            let d = b.only("E0401");
+            assert_eq!(b.primary_text(d), format!("\"{written}\""));
+            assert!(d.labels[0].message.contains("belt.smd"));
+        }
+    }
+}
+
 #[test]
 fn missing_files_other_case_and_smd_errors() {
     let mut f = fs();

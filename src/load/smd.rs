@@ -139,7 +139,7 @@ enum Cached {
 /// A name written without an extension is an SMD (`name.smd`), or, when there is none, a DMX
 /// file of that name, as Valve's later compilers find it (a Garry's Mod model's
 /// `$bodygroup` `studio hood` built from `hood.dmx`; the notes of issue 16 show Valve's build).
-fn dmx_instead(fs: &dyn Fs, fr: SmdRef<'_>) -> Option<PathBuf> {
+fn dmx_instead(fs: &dyn Fs, fr: SmdRef<'_>) -> Option<Lookup> {
     let written = fr.written.replace('\\', "/");
     if Path::new(&written).extension().is_some()
         || !fr
@@ -150,8 +150,8 @@ fn dmx_instead(fs: &dyn Fs, fr: SmdRef<'_>) -> Option<PathBuf> {
         return None;
     }
     match find(fs, &fr.path.with_extension("dmx")) {
-        Lookup::Exact(p) | Lookup::OtherCase(p) => Some(p),
         Lookup::Missing { .. } => None,
+        found => Some(found),
     }
 }
 
@@ -343,6 +343,12 @@ impl SmdLoader<'_> {
             Some(l) => l,
             None => find(self.fs, fr.path),
         };
+        let lookup = match lookup {
+            Lookup::Missing { nearest } => {
+                dmx_instead(self.fs, fr).unwrap_or(Lookup::Missing { nearest })
+            }
+            found => found,
+        };
         let found = match lookup {
             Lookup::Exact(p) => p,
             Lookup::OtherCase(p) => {
@@ -361,10 +367,7 @@ impl SmdLoader<'_> {
                 );
                 p
             }
-            Lookup::Missing { nearest } => match dmx_instead(self.fs, fr) {
-                Some(p) => p,
-                None => return Cached::Missing(nearest),
-            },
+            Lookup::Missing { nearest } => return Cached::Missing(nearest),
         };
         // (taken from another project's parse, the file is still this project's input)
         self.fs.used(&found);
