@@ -4,10 +4,11 @@
 //! # The pipeline
 //!
 //! ```text
-//! inputs (model.toml | *.qc, *.smd, *.vta, *.bmp)
+//! inputs (model.toml | *.qc, *.smd, *.vta, *.dmx, *.bmp)
 //!   -> load        load             files found (case-insensitive fallback), read, made text;
 //!                                   SMD files parsed once per run, in parallel
-//!   -> front ends  smd, qc, project text -> syntax -> IR pieces / ProjectSpec
+//!   -> front ends  smd, dmx, qc,     text or DMX bytes -> syntax -> IR pieces / ProjectSpec
+//!                  project
 //!   -> build       build            ProjectSpec + files -> ir::Model (engine-neutral, full f32)
 //!   -> back ends   formats          ir::Model -> GsModel / SourceModel -> bytes
 //!   -> outputs     output           paths, atomic writes;  inspect: reads compiled models back
