@@ -26,6 +26,20 @@ pub fn smd(data: &[u8]) {
     }
 }
 
+/// DMX front end: container and `model` schema on arbitrary bytes (binary or `keyvalues2`),
+/// every diagnostic rendered both ways; an input without a model is always an error.
+pub fn dmx(data: &[u8]) {
+    let mut sources = Sources::new();
+    let mut diags = Vec::new();
+    let id = sources.add("fuzz.dmx", String::new());
+    let (text, model) = crate::load::check_dmx(id, "fuzz.dmx", data, &mut diags);
+    sources.set_text(id, text);
+    check_diagnostics(&sources, &diags);
+    if model.is_none() {
+        assert!(diags.iter().any(|d| d.is_error()), "no model and no error");
+    }
+}
+
 /// Checks what must hold for the diagnostics of any input: spans inside their files and on
 /// character boundaries, and both renderings work.
 fn check_diagnostics(sources: &Sources, diags: &[crate::diag::Diagnostic]) {

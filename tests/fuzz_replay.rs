@@ -101,6 +101,13 @@ fn mutation_run(dirs: &[&str], body: fn(&[u8]), per_seed: usize) {
     }
 }
 
+/// DMX files (binary 2 and 5, `keyvalues2`; `fuzz/corpus/dmx` and the DMX fixtures),
+/// mutated: every input gives a model or an error, never a panic.
+#[test]
+fn mutated_dmx_files_do_not_panic() {
+    mutation_run(&["fuzz/corpus/dmx"], mdlc::fuzzing::dmx, 5000);
+}
+
 #[test]
 fn mutated_qc_projects_do_not_panic() {
     mutation_run(

@@ -117,7 +117,13 @@ fn header(bytes: &[u8]) -> Result<(String, u32, String, u32, usize), ReadError> 
             let (Ok(ev), Ok(fv)) = (ev.parse::<u32>(), fv.parse::<u32>()) else {
                 return bad();
             };
-            Ok((enc.to_string(), ev, fmt.to_string(), fv, end + 1))
+            Ok((
+                enc.to_string(),
+                ev,
+                fmt.to_string(),
+                fv,
+                (end + 1).min(bytes.len()),
+            ))
         }
         _ => bad(),
     }
@@ -482,7 +488,11 @@ mod kv2 {
                 while self.pos < self.text.len() && self.text[self.pos].is_ascii_whitespace() {
                     self.pos += 1;
                 }
-                if self.text[self.pos..].starts_with(b"//") {
+                if self
+                    .text
+                    .get(self.pos..)
+                    .is_some_and(|r| r.starts_with(b"//"))
+                {
                     while self.pos < self.text.len() && self.text[self.pos] != b'\n' {
                         self.pos += 1;
                     }
@@ -857,6 +867,10 @@ mod tests {
             "<!-- dmx encoding binary 9 format model 1 -->\n\0",
             "<!-- dmx encoding xml 1 format model 1 -->\n",
             "<!-- dmx encoding binary x format model 1 -->\n\0",
+            // a header with nothing after it, not even its line end (found by fuzzing: the
+            // text began past the end of the file)
+            "<!-- dmx encoding keyvalues2 1 format model 1 -->",
+            "<!-- dmx encoding binary 2 format model 1 -->",
         ] {
             assert!(parse(text.as_bytes()).is_err(), "{text}");
         }
