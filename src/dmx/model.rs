@@ -7,12 +7,14 @@
 //!   quaternion, relative to the parent) and `children`. Every joint and dag becomes a bone, in
 //!   depth-first order, with that transform as its rest pose, as Valve's compiler makes them
 //!   (unused ones are left out later, as for an SMD's unused nodes);
-//! - the joint numbering that vertex weights use: `jointList` (joints) where the model has one,
-//!   else `jointTransforms` (their transforms, the older model format);
+//! - the joint numbering that vertex weights use: `jointList` (joints) where the model has one
+//!   (later tools; no file here has one, so unverified), else `jointTransforms` (their
+//!   transforms: `dmemodel.h` of source-sdk-2013 says their order is the joint index);
 //! - a dag's `shape` (`DmeMesh`): its `bindState` (else `currentState`, else the first of
 //!   `baseStates`), a `DmeVertexData` with per-corner index arrays (`positionsIndices`, …) into
 //!   `positions`, `normals` and `textureCoordinates` (or the `position$0`, `normal$0`, `texcoord$0`
-//!   names), `jointCount` weights and joint indices per position, and `flipVCoordinates`; and
+//!   names of later tools: taken as the same fields, though no file here has them, so unverified),
+//!   `jointCount` weights and joint indices per position, and `flipVCoordinates`; and
 //!   its `faceSets`, each a material (`DmeMaterial` `mtlName`) and `faces`, polygons of corner
 //!   indices ended by −1;
 //! - the root's `animationList`: the first `DmeChannelsClip` (`frameRate`, `timeFrame`
