@@ -234,14 +234,14 @@ pub fn lower_dmx(
             span: at,
         })
         .collect();
-    for (k, b) in bones.iter().enumerate() {
-        if let Some(first) = bones[..k]
-            .iter()
-            .find(|o| o.name.eq_ignore_ascii_case(&b.name))
-        {
-            diags.push(bad(at, format!("two joints are called `{}`", first.name)));
-            return None;
-        }
+    // (names compared without regard to case, as bones are; one pass, whatever the count)
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    if let Some(b) = bones
+        .iter()
+        .find(|b| !names.insert(b.name.to_ascii_lowercase()))
+    {
+        diags.push(bad(at, format!("two joints are called `{}`", b.name)));
+        return None;
     }
 
     // The numbering of `jointIndices`.
@@ -305,9 +305,7 @@ pub fn lower_dmx(
     }
 
     let animation = match doc.child(root, "animationList") {
-        Some((_, list)) if !any_mesh => {
-            animation(&doc, list, &nodes, &bones, &by_transform, at, diags)?
-        }
+        Some((_, list)) if !any_mesh => animation(&doc, list, &bones, &by_transform, at, diags)?,
         _ => Animation {
             first_time: 0,
             num_frames: 1,
@@ -669,7 +667,6 @@ enum Keys<'a> {
 fn animation(
     doc: &Doc<'_>,
     list: &Element,
-    nodes: &[Node],
     bones: &[Bone],
     by_transform: &HashMap<usize, usize>,
     at: FileSpan,
@@ -733,7 +730,6 @@ fn animation(
     for _ in 0..num_frames {
         poses.extend(bones.iter().map(|b| Some(b.rest)));
     }
-    let _ = nodes;
     for (_, ch) in doc.children(clip, "channels") {
         let Some((t, _)) = doc.child(ch, "toElement") else {
             continue;
@@ -837,4 +833,76 @@ fn nlerp(a: [f32; 4], b: [f32; 4], s: f64) -> [f32; 4] {
     let q: [f64; 4] = std::array::from_fn(|k| wa * a[k] + wb * b[k]);
     let n = (q.iter().map(|c| c * c).sum::<f64>()).sqrt();
     q.map(|c| (c / n) as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::FileId;
+
+    /// A model of two joints `a` and `b` (names given), and one triangle whose positions are
+    /// weighted to joint number `joint` of `jointTransforms`, listed as [b, a].
+    fn model(a: &str, b: &str, joint: i32) -> String {
+        format!(
+            r#"<!-- dmx encoding keyvalues2 1 format model 1 -->
+"DmElement" {{ "name" "string" "root" "model" "element" "m" }}
+"DmeModel" {{
+ "id" "elementid" "m"
+ "children" "element_array" [ "element" "ja", "element" "dag" ]
+ "jointTransforms" "element_array" [ "element" "tb", "element" "ta" ]
+}}
+"DmeJoint" {{ "id" "elementid" "ja" "name" "string" "{a}" "transform" "element" "ta"
+ "children" "element_array" [ "DmeJoint" {{ "id" "elementid" "jb" "name" "string" "{b}" "transform" "element" "tb" }} ] }}
+"DmeTransform" {{ "id" "elementid" "ta" "position" "vector3" "0 0 1" "orientation" "quaternion" "0 0 0 1" }}
+"DmeTransform" {{ "id" "elementid" "tb" "position" "vector3" "2 0 0" "orientation" "quaternion" "0 0 0 1" }}
+"DmeDag" {{ "id" "elementid" "dag" "name" "string" "mesh"
+ "shape" "DmeMesh" {{ "name" "string" "mesh" "bindState" "DmeVertexData" {{
+   "jointCount" "int" "1" "flipVCoordinates" "bool" "1"
+   "positions" "vector3_array" [ "0 0 0", "1 0 0", "0 1 0" ]
+   "positionsIndices" "int_array" [ "0", "1", "2" ]
+   "jointWeights" "float_array" [ "1", "1", "1" ]
+   "jointIndices" "int_array" [ "{joint}", "{joint}", "{joint}" ] }}
+  "faceSets" "element_array" [ "DmeFaceSet" {{ "faces" "int_array" [ "0", "1", "2", "-1" ]
+   "material" "DmeMaterial" {{ "mtlName" "string" "skin" }} }} ] }} }}
+"#
+        )
+    }
+
+    fn lower(text: &str) -> (Option<SmdModel>, Vec<Diagnostic>) {
+        let dmx = super::super::read::parse(text.as_bytes()).unwrap();
+        let mut diags = Vec::new();
+        let m = lower_dmx(&dmx, FileId(0), Span::new(0, 0), &mut diags);
+        (m, diags)
+    }
+
+    /// Weights name joints by their place in `jointTransforms`, not in the tree: joint 0 is
+    /// `b`, the second bone of the tree.
+    #[test]
+    fn weights_follow_the_joint_transform_order() {
+        for (joint, bone) in [(0, 1u32), (1, 0)] {
+            let (m, d) = lower(&model("a", "b", joint));
+            assert!(d.is_empty(), "{d:?}");
+            let m = m.unwrap();
+            let names: Vec<&str> = m.skeleton.bones.iter().map(|b| b.name.as_str()).collect();
+            assert_eq!(names, ["a", "b", "mesh"]);
+            assert_eq!(m.skeleton.bones[1].parent, Some(BoneId(0)));
+            assert_eq!(m.skeleton.bones[1].rest.pos, [2.0, 0.0, 0.0]);
+            let mesh = m.mesh.unwrap();
+            assert_eq!(mesh.triangles.len(), 1);
+            assert!(mesh.weights.iter().all(|w| w.bone == BoneId(bone)));
+            assert_eq!(mesh.materials, ["skin"]);
+        }
+    }
+
+    #[test]
+    fn joints_of_one_name_and_unknown_joints_are_errors() {
+        let (m, d) = lower(&model("a", "A", 0));
+        assert!(m.is_none());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, Code::DmxBadModel);
+        assert!(d[0].message.contains("two joints"), "{}", d[0].message);
+        let (m, d) = lower(&model("a", "b", 7));
+        assert!(m.is_none());
+        assert!(d[0].message.contains("joint 7"), "{}", d[0].message);
+    }
 }

@@ -337,6 +337,16 @@ impl Binary<'_> {
         Ok(elements)
     }
 
+    /// An array: a 32-bit count of items of at least `size` bytes each, then the items.
+    fn array<T>(
+        &mut self,
+        size: usize,
+        mut item: impl FnMut(&mut Self) -> Result<T, ReadError>,
+    ) -> Result<Vec<T>, ReadError> {
+        let c = self.count(size)?;
+        (0..c).map(|_| item(self)).collect()
+    }
+
     fn element_ref(&mut self, n: usize) -> Result<Option<usize>, ReadError> {
         let at = self.pos;
         match self.i32()? {
@@ -385,49 +395,20 @@ impl Binary<'_> {
                 self.take(64)?;
                 Value::Other
             }
-            15 => {
-                let c = self.count(4)?;
-                Value::ElementArray(
-                    (0..c)
-                        .map(|_| self.element_ref(n))
-                        .collect::<Result<_, _>>()?,
-                )
-            }
-            16 => {
-                let c = self.count(4)?;
-                Value::IntArray((0..c).map(|_| self.i32()).collect::<Result<_, _>>()?)
-            }
-            17 => {
-                let c = self.count(4)?;
-                Value::FloatArray((0..c).map(|_| self.f32()).collect::<Result<_, _>>()?)
-            }
-            18 => {
-                let c = self.count(1)?;
-                Value::BoolArray(
-                    (0..c)
-                        .map(|_| self.u8().map(|b| b != 0))
-                        .collect::<Result<_, _>>()?,
-                )
-            }
-            19 => {
-                let c = self.count(1)?;
-                Value::StrArray((0..c).map(|_| self.cstr()).collect::<Result<_, _>>()?)
-            }
+            15 => Value::ElementArray(self.array(4, |r| r.element_ref(n))?),
+            16 => Value::IntArray(self.array(4, Self::i32)?),
+            17 => Value::FloatArray(self.array(4, Self::f32)?),
+            18 => Value::BoolArray(self.array(1, |r| r.u8().map(|b| b != 0))?),
+            19 => Value::StrArray(self.array(1, Self::cstr)?),
             20 => {
-                let c = self.count(4)?;
-                for _ in 0..c {
-                    let len = self.count(1)?;
-                    self.take(len)?;
-                }
+                self.array(4, |r| {
+                    let len = r.count(1)?;
+                    r.take(len).map(|_| ())
+                })?;
                 Value::OtherArray
             }
             21 if time_type => {
-                let c = self.count(4)?;
-                Value::TimeArray(
-                    (0..c)
-                        .map(|_| self.i32().map(|t| t as f32 / 10_000.0))
-                        .collect::<Result<_, _>>()?,
-                )
+                Value::TimeArray(self.array(4, |r| r.i32().map(|t| t as f32 / 10_000.0))?)
             }
             21 | 22 | 28 => {
                 let size = match ty {
@@ -439,22 +420,10 @@ impl Binary<'_> {
                 self.take(c * size)?;
                 Value::OtherArray
             }
-            23 => {
-                let c = self.count(8)?;
-                Value::Vec2Array((0..c).map(|_| self.floats()).collect::<Result<_, _>>()?)
-            }
-            24 | 26 => {
-                let c = self.count(12)?;
-                Value::Vec3Array((0..c).map(|_| self.floats()).collect::<Result<_, _>>()?)
-            }
-            25 => {
-                let c = self.count(16)?;
-                Value::Vec4Array((0..c).map(|_| self.floats()).collect::<Result<_, _>>()?)
-            }
-            27 => {
-                let c = self.count(16)?;
-                Value::QuatArray((0..c).map(|_| self.floats()).collect::<Result<_, _>>()?)
-            }
+            23 => Value::Vec2Array(self.array(8, Self::floats)?),
+            24 | 26 => Value::Vec3Array(self.array(12, Self::floats)?),
+            25 => Value::Vec4Array(self.array(16, Self::floats)?),
+            27 => Value::QuatArray(self.array(16, Self::floats)?),
             t => return err(at, format!("attribute type {t} is not a DMX type")),
         })
     }
