@@ -250,8 +250,7 @@ codes! {
     DmxUnreadable = "E0150", Error;
     /// a DMX file reads, but its content is not a model mdlc can use
     DmxBadModel = "E0151", Error;
-    /// the flex shapes (delta states) of a DMX mesh are not read
-    DmxFlexNotRead = "W0150", Warning;
+    // (W0150, "the flex shapes of a DMX mesh are not read", is retired: they are read)
 
     // --- GoldSrc skeleton and animation (E0520-E0539, W0520-W0539) ------------------------
     // (formats::goldsrc::animation adds its codes here)
@@ -615,6 +614,9 @@ codes! {
     BuildJiggleNoLength = "W0419", Warning;
     /// a Source `$attachment` with an empty bone name, attached to the root bone
     BuildAttachmentNoBone = "W0420", Warning;
+    /// a DMX mesh's flex shapes are built, but the controllers and rules later compilers make
+    /// of its combination operator's controls (without `noautodmxrules`) are not
+    BuildDmxRulesNotMade = "W0421", Warning;
     /// `$ikautoplaylock` names an IK chain no `$ikchain` defines
     BuildUnknownIkChain = "E0414", Error;
     /// an eyeball or mouth names a bone that is not in the skeleton

@@ -971,3 +971,120 @@ fn a_model_without_a_face_keeps_valves_empty_layout() {
         assert_eq!(f(&o["header"]["flMaxEyeDeflection"]), 0.0);
     }
 }
+
+/// `testdata/source/face_dmx`: the `skin` triangles of the face fixture as a DMX mesh whose own
+/// flex shapes (`deltaStates`) move them as `face.vta`'s frames 1 (`smile`) and 2 (`brow`) do;
+/// `brow` is a stereo control of the file's combination operator. Read back by the face
+/// oracle, worked out by hand from the file, and checked against the VTA build:
+/// * descriptions: one per shape, a stereo one as `browL` then `browR` (the order of Valve's
+///   build of `alastor_rel.qc`, issue 16's notes), before the block's own;
+/// * `smile`'s deltas and `brow`'s equal those of the same frames of `face.vta` in the fixture's
+///   build (positions from the VVD);
+/// * every vertex's side is its `balance` (1 at x = −2, 0.5 → 127/255 at x = 0, 0 at x = 2),
+///   for the plain shape too, and the stereo key has `browR` as its pair; no decay, so every
+///   speed is 1; targets 0, 1, 10, 11 — all as in that Valve build.
+#[test]
+fn dmx_flex_shapes_move_vertices_as_their_vta_twins() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
+    let mdl = build(&dir.join("face_dmx.qc"), "dmx-flexes");
+    let vta_mdl = build(&fixture_dir().join("face.qc"), "dmx-flexes-vta");
+    let (Some(o), Some(v)) = (face(&mdl), face(&vta_mdl)) else {
+        return;
+    };
+    source_common::oracle_check(&mdl);
+    let names: Vec<&str> = o["flexdescs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["smile", "browL", "browR"]);
+    let got = flexes_of(&o);
+    let half = 127.0 / 255.0;
+    let want: Vec<Flex> = vec![
+        (
+            0,
+            vec![0.0, 1.0, 10.0, 11.0],
+            0,
+            vec![
+                ([-2.0, -3.0, 64.0], [-0.25, 0.0, 0.0], 1.0, 1.0),
+                ([0.0, -3.0, 64.0], [0.0, 0.0, 0.5], half, 1.0),
+            ],
+        ),
+        (
+            1,
+            vec![0.0, 1.0, 10.0, 11.0],
+            2,
+            vec![
+                ([-2.0, -3.0, 60.0], [0.0, 0.0, 1.0], 1.0, 1.0),
+                ([0.0, -3.0, 64.0], [0.0, 0.0, 1.0], half, 1.0),
+                ([2.0, -3.0, 60.0], [0.0, 0.0, 1.0], 0.0, 1.0),
+            ],
+        ),
+    ];
+    assert_eq!(got, vec![want.clone()]);
+    // the VTA build's `smile` (description 6) and `brow` pair (7): the same moved vertices
+    // by the same deltas
+    let vta = flexes_of(&v);
+    let moves =
+        |f: &Flex| -> Vec<([f64; 3], [f64; 3])> { f.3.iter().map(|x| (x.0, x.1)).collect() };
+    let by_desc = |d: i64| vta[0].iter().find(|f| f.0 == d).unwrap();
+    assert_eq!(moves(&want[0]), moves(by_desc(6)));
+    assert_eq!(moves(&want[1]), moves(by_desc(7)));
+}
+
+/// Without `noautodmxrules`, Valve's later compilers make flex controllers and rules of the
+/// DMX's controls; mdlc does not (no Valve build of such a model is at hand to check how), so
+/// it builds the shapes, says W0421 at the mesh's file name, and still writes the model. A DMX
+/// used by `$body` (no block to say `noautodmxrules` in) is reported the same way; its shapes
+/// are built too.
+#[test]
+fn dmx_flex_shapes_without_noautodmxrules_are_built_and_reported() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-auto"));
+    std::fs::copy(src.join("head.dmx"), dir.join("head.dmx")).unwrap();
+    let qc = std::fs::read_to_string(src.join("face_dmx.qc")).unwrap();
+    let body = "$modelname \"test/body.mdl\"\n$body \"head\" \"head.dmx\"\n$sequence \"idle\" \"head.dmx\"\n";
+    for (name, text, at) in [
+        (
+            "auto.qc",
+            qc.replace("\tnoautodmxrules\n", ""),
+            "auto.qc:6:15",
+        ),
+        ("body.qc", body.to_string(), "body.qc:2:14"),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+        let out = common::build_into_out(&dir.join(name), &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let codes: Vec<&str> = err
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("warning[")
+                    .or_else(|| l.strip_prefix("error["))
+            })
+            .map(|l| &l[..5])
+            .collect();
+        assert_eq!(codes, ["W0421"], "{err}");
+        assert!(err.contains(at), "{err}");
+        assert!(
+            err.contains("the 2 flex shapes of `head.dmx` are built"),
+            "{err}"
+        );
+        let mdl = common::files_with_ext(&dir.join("out"), &["mdl"])
+            .into_iter()
+            .find(|p| {
+                p.file_name().unwrap()
+                    == name
+                        .replace(".qc", ".mdl")
+                        .replace("auto", "face_dmx")
+                        .as_str()
+            })
+            .unwrap();
+        let m = common::inspect_json(&mdl);
+        assert_eq!(
+            m["mdl"]["face"]["flex_descs"],
+            serde_json::json!(["smile", "browL", "browR"])
+        );
+    }
+}

@@ -64,6 +64,7 @@ impl Builder<'_> {
                                 mesh: s.mesh.clone(),
                                 animation: s.animation.without_frames(),
                                 flex: s.flex.clone(),
+                                shapes: s.shapes.clone(),
                                 negative_time: s.negative_time,
                             });
                         }

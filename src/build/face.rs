@@ -47,10 +47,11 @@ impl Builder<'_> {
         let mut face = Face::default();
         let mut rules: Vec<Pending> = Vec::new();
         let mut mouths: Vec<Option<Mouth>> = Vec::new();
-        for (i, spec) in faces.iter().enumerate() {
-            let Some(spec) = spec else { continue };
+        for (i, mesh) in meshes.iter().enumerate() {
+            let spec = faces.get(i).copied().flatten();
             let mesh_id = MeshId(i as u32);
-            let Some(mesh) = meshes.get(i) else { continue };
+            self.dmx_shapes(&mut face, mesh_id, mesh, spec);
+            let Some(spec) = spec else { continue };
             let first_eyeball = face.eyeballs.len();
             for item in &spec.items {
                 match item {
@@ -137,6 +138,7 @@ impl Builder<'_> {
                                 decay: 0.0,
                                 vta,
                                 frame: frames[k],
+                                balance_side: false,
                                 span: loc(l.span),
                             });
                         }
@@ -250,6 +252,7 @@ impl Builder<'_> {
                             decay: f.decay,
                             vta,
                             frame: frame.value,
+                            balance_side: false,
                             span: loc(f.span),
                         };
                         if f.kind == FlexKind::Default {
@@ -361,8 +364,91 @@ impl Builder<'_> {
             first_time,
             num_frames,
             scale,
+            balance: None,
         });
         Some(face.vtas.len() - 1)
+    }
+
+    /// The flex shapes of a DMX body part mesh ([`crate::ir::face::MeshShapes`]), before the
+    /// lines of its `$model` block (Valve's build of `alastor_rel.qc`, issue 16's notes, lists
+    /// them first): a description per shape (a stereo shape two, `nameL` then `nameR`, one
+    /// key with the second as its pair and each vertex's balance as its side), with targets
+    /// 0, 1, 10, 11 and no decay, as in that build.
+    fn dmx_shapes(
+        &mut self,
+        face: &mut Face,
+        mesh_id: MeshId,
+        mesh: &ModelMesh,
+        spec: Option<&FaceSpec>,
+    ) {
+        let Some(shapes) = self
+            .loader
+            .files
+            .iter()
+            .find(|f| f.file == mesh.file)
+            .and_then(|f| f.smd.shapes.as_ref())
+        else {
+            return;
+        };
+        let mut list = shapes.shapes.clone();
+        if mesh.scale != 1.0 {
+            for sh in &mut list {
+                for v in &mut sh.vertices {
+                    v.1 = v.1.map(|x| x * mesh.scale);
+                }
+            }
+        }
+        let vta = face.vtas.len();
+        face.vtas.push(Vta {
+            path: mesh.path.clone(),
+            file: mesh.file,
+            shapes: list,
+            first_time: 0,
+            num_frames: shapes.deltas.len() + 1,
+            scale: mesh.scale,
+            balance: Some(shapes.balance.clone()),
+        });
+        for (k, d) in shapes.deltas.iter().enumerate() {
+            let (desc, pair) = if d.stereo {
+                let l = add_desc(&mut face.flex_descs, &format!("{}L", d.name));
+                let r = add_desc(&mut face.flex_descs, &format!("{}R", d.name));
+                (l, r)
+            } else {
+                (add_desc(&mut face.flex_descs, &d.name), 0)
+            };
+            face.keys.push(FlexKey {
+                mesh: mesh_id,
+                flex_desc: desc,
+                flex_pair: pair,
+                targets: [0.0, 1.0, 10.0, 11.0],
+                split: 0.0,
+                decay: 0.0,
+                vta,
+                frame: k as i32 + 1,
+                balance_side: true,
+                span: mesh.span,
+            });
+        }
+        if shapes.controls > 0 && !spec.is_some_and(|s| s.no_auto_dmx_rules) {
+            let n = shapes.deltas.len();
+            self.push(
+                Diagnostic::new(
+                    Code::BuildDmxRulesNotMade,
+                    format!(
+                        "the {n} flex shape{} of `{}` {} built, but not the flex controllers and rules later compilers make of its {} control{}",
+                        if n == 1 { "" } else { "s" },
+                        mesh.written,
+                        if n == 1 { "is" } else { "are" },
+                        shapes.controls,
+                        if shapes.controls == 1 { "" } else { "s" },
+                    ),
+                    mesh.span,
+                    "this mesh",
+                )
+                .with_note("Valve's later compilers make them unless the `$model` block says `noautodmxrules`; no Valve build of such a model is at hand to check how, so mdlc does not guess: only the QC's own `flexcontroller` and `%` rule lines drive the shapes")
+                .with_note("help: write the controllers and rules in the `$model` block and add `noautodmxrules`"),
+            );
+        }
     }
 
     /// Whether the VTA has the shape a `frame N` names (reported when not).

@@ -19,12 +19,20 @@
 //!   indices ended by −1;
 //! - the root's `animationList`: the first `DmeChannelsClip` (`frameRate`, `timeFrame`
 //!   `startTime`/`durationTime`, `channels` whose `toElement` is a joint's transform and whose
-//!   `toAttribute` is `position` or `orientation`, with a log of times and values).
+//!   `toAttribute` is `position` or `orientation`, with a log of times and values);
+//! - a mesh's `deltaStates` (`DmeVertexDeltaData`: `positions`/`normals` deltas with their
+//!   `…Indices` into the bind state's arrays), the bind state's `balance` (per position), and
+//!   the root's `combinationOperator` `controls` (`DmeCombinationInputControl`: `stereo`,
+//!   `rawControlNames`): made into [`MeshShapes`], laid out as a VTA's shapes. How they become
+//!   flexes was read off Valve's build of `alastor_rel.qc` (issue 16's notes). `wrinkle` deltas
+//!   and domination rules are not read (no file here has wrinkles; domination rules only
+//!   shape the automatic rules mdlc does not make, `W0421`).
 
 use std::collections::HashMap;
 
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Span};
-use crate::ir::anim::{quat_euler, Animation, Pose};
+use crate::ir::anim::{quat_euler, Animation, Pose, Shape};
+use crate::ir::face::{MeshDelta, MeshShapes};
 use crate::ir::mesh::{Corner, Mesh, Triangle, Weight};
 use crate::ir::skeleton::{Bone, BoneId, Skeleton};
 use crate::smd::SmdModel;
@@ -283,6 +291,7 @@ pub fn lower_dmx(
     let mut mesh = Mesh::default();
     let mut materials: HashMap<String, u32> = HashMap::new();
     let mut any_mesh = false;
+    let mut shapes = ShapeAcc::default();
     for (b, n) in nodes.iter().enumerate() {
         let Some(e) = doc.el(n.element) else { continue };
         let Some((_, shape)) = doc.child(e, "shape") else {
@@ -299,7 +308,7 @@ pub fn lower_dmx(
             joint_bone: &joint_bone,
             world: world[b],
         };
-        if !ctx.add(shape, &mut mesh, &mut materials, diags) {
+        if !ctx.add(shape, &mut mesh, &mut materials, &mut shapes, diags) {
             return None;
         }
     }
@@ -359,6 +368,7 @@ pub fn lower_dmx(
         mesh: any_mesh.then_some(mesh),
         animation,
         flex: None,
+        shapes: shapes.finish(&doc, root, at),
         negative_time: None,
     })
 }
@@ -396,6 +406,7 @@ impl MeshCtx<'_, '_> {
         shape: &Element,
         mesh: &mut Mesh,
         materials: &mut HashMap<String, u32>,
+        shapes: &mut ShapeAcc,
         diags: &mut Vec<Diagnostic>,
     ) -> bool {
         let doc = self.doc;
@@ -410,25 +421,6 @@ impl MeshCtx<'_, '_> {
             ));
             return false;
         };
-        if let Some(Value::ElementArray(d)) = shape.get("deltaStates") {
-            if !d.is_empty() {
-                diags.push(
-                    Diagnostic::new(
-                        Code::DmxFlexNotRead,
-                        format!(
-                            "{} flex shape{} of the DMX mesh `{}` {} not read",
-                            d.len(),
-                            if d.len() == 1 { "" } else { "s" },
-                            shape.name,
-                            if d.len() == 1 { "is" } else { "are" }
-                        ),
-                        self.at,
-                        "in this file",
-                    )
-                    .with_note("mdlc reads flexes from VTA files; the mesh itself is built"),
-                );
-            }
-        }
         let Some((positions, pos_idx)) = field(data, &["positions", "position$0"], |v| match v {
             Value::Vec3Array(a) => Some(a.as_slice()),
             _ => None,
@@ -562,20 +554,7 @@ impl MeshCtx<'_, '_> {
                 }
             }
             let count = mesh.weights.len() as u32 - first;
-            let (pos, normal) = if self.world.is_identity() {
-                (pos, normal)
-            } else {
-                let p = self.world.rotate(pos.map(f64::from));
-                let n = self.world.rotate(normal.map(f64::from));
-                (
-                    [
-                        (p[0] + self.world.t[0]) as f32,
-                        (p[1] + self.world.t[1]) as f32,
-                        (p[2] + self.world.t[2]) as f32,
-                    ],
-                    n.map(|c| c as f32),
-                )
-            };
+            let (pos, normal) = (self.place(pos), self.turn(normal));
             Ok(Corner {
                 pos,
                 normal,
@@ -635,7 +614,265 @@ impl MeshCtx<'_, '_> {
                 }
             }
         }
-        true
+        let deltas = doc.children(shape, "deltaStates");
+        if deltas.is_empty() {
+            return true;
+        }
+        let used: Vec<usize> = doc
+            .children(shape, "faceSets")
+            .iter()
+            .filter_map(|(_, set)| match set.get("faces") {
+                Some(Value::IntArray(f)) => Some(f),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|&c| usize::try_from(c).ok())
+            .collect();
+        let input = ShapeInput {
+            name: &shape.name,
+            data,
+            positions,
+            pos_idx,
+            normals,
+        };
+        match self.shapes(&input, &used, &deltas, shapes) {
+            Ok(()) => true,
+            Err(m) => {
+                diags.push(bad(self.at, m));
+                false
+            }
+        }
+    }
+
+    /// Adds a mesh's delta states to the file's shapes: its base vertices (one per distinct
+    /// position and normal among the corners `used`), and per delta state the base
+    /// vertices it moves. Deltas are in the mesh's space, so they turn with the dag's world
+    /// transform (no translation).
+    fn shapes(
+        &self,
+        input: &ShapeInput<'_>,
+        used: &[usize],
+        deltas: &[(usize, &Element)],
+        acc: &mut ShapeAcc,
+    ) -> Result<(), String> {
+        let mesh = input.name;
+        let get = |arr: &[i32], i: usize| arr.get(i).and_then(|&v| usize::try_from(v).ok());
+        let balance = field(input.data, &["balance", "balance$0"], |v| match v {
+            Value::FloatArray(a) => Some(a.as_slice()),
+            _ => None,
+        });
+        // (position index, normal) → base vertex id. Files that give a normal per corner
+        // repeat equal normals; a vertex is one position with one normal value, and takes the
+        // normal delta of the first corner that has it.
+        let mut ids: HashMap<(usize, [u32; 3]), u32> = HashMap::new();
+        let mut mine: Vec<(usize, usize, u32)> = Vec::new();
+        for &c in used {
+            let p = get(input.pos_idx, c)
+                .filter(|&p| p < input.positions.len())
+                .ok_or_else(|| format!("corner {c} of the mesh `{mesh}` has no position"))?;
+            let n = match input.normals {
+                Some((_, idx)) => get(idx, c).unwrap_or(usize::MAX),
+                None => usize::MAX,
+            };
+            let normal = input
+                .normals
+                .and_then(|(vals, _)| vals.get(n).copied())
+                .unwrap_or([0.0; 3]);
+            let key = (p, normal.map(f32::to_bits));
+            if ids.contains_key(&key) {
+                continue;
+            }
+            let id = acc.base.len() as u32;
+            ids.insert(key, id);
+            mine.push((p, n, id));
+            let local = input.positions[p];
+            let side = match balance {
+                Some((vals, idx)) => {
+                    let i = if idx.is_empty() { Some(p) } else { get(idx, c) };
+                    i.and_then(|i| vals.get(i).copied()).ok_or_else(|| {
+                        format!("corner {c} of the mesh `{mesh}` has no `balance`")
+                    })?
+                }
+                // No file here lacks `balance` where it has stereo shapes; the side of a
+                // position is then taken from its x (unverified).
+                None if local[0] < 0.0 => 1.0,
+                None if local[0] > 0.0 => 0.0,
+                None => 0.5,
+            };
+            acc.base.push((id, self.place(local), self.turn(normal)));
+            acc.balance.push(side);
+        }
+        for (_, delta) in deltas {
+            let name = delta.name.clone();
+            let moved = |field_names: &[&str],
+                         what: &str,
+                         limit: usize|
+             -> Result<HashMap<usize, [f32; 3]>, String> {
+                let Some((vals, idx)) = field(delta, field_names, |v| match v {
+                    Value::Vec3Array(a) => Some(a.as_slice()),
+                    _ => None,
+                }) else {
+                    return Ok(HashMap::new());
+                };
+                if idx.len() != vals.len() {
+                    return Err(format!(
+                        "the flex shape `{name}` of the mesh `{mesh}` has {} {what} indices for {} {what}s",
+                        idx.len(),
+                        vals.len()
+                    ));
+                }
+                let mut out = HashMap::with_capacity(vals.len());
+                for (&i, v) in idx.iter().zip(vals) {
+                    let i = usize::try_from(i).ok().filter(|&i| i < limit).ok_or_else(|| {
+                        format!(
+                            "the flex shape `{name}` of the mesh `{mesh}` moves {what} {i}, which the mesh does not have ({limit} {what}s)"
+                        )
+                    })?;
+                    if !v.iter().all(|x| x.is_finite()) {
+                        return Err(format!(
+                            "the flex shape `{name}` of the mesh `{mesh}` holds a value that is not a finite number"
+                        ));
+                    }
+                    out.insert(i, *v);
+                }
+                Ok(out)
+            };
+            let dpos = moved(
+                &["positions", "position$0"],
+                "position",
+                input.positions.len(),
+            )?;
+            let dnrm = moved(
+                &["normals", "normal$0"],
+                "normal",
+                input.normals.map_or(0, |(v, _)| v.len()),
+            )?;
+            let k = match acc.names.iter().position(|n| *n == name) {
+                Some(k) => k,
+                None => {
+                    acc.names.push(name.clone());
+                    acc.moved.push(Vec::new());
+                    acc.names.len() - 1
+                }
+            };
+            for &(p, n, id) in &mine {
+                let (dp, dn) = (dpos.get(&p), dnrm.get(&n));
+                if dp.is_none() && dn.is_none() {
+                    continue;
+                }
+                let Some(&(_, bp, bn)) = acc.base.get(id as usize) else {
+                    continue;
+                };
+                let add = |a: [f32; 3], d: Option<&[f32; 3]>| match d {
+                    Some(d) => {
+                        let d = self.turn(*d);
+                        [a[0] + d[0], a[1] + d[1], a[2] + d[2]]
+                    }
+                    None => a,
+                };
+                acc.moved[k].push((id, add(bp, dp), add(bn, dn)));
+            }
+        }
+        Ok(())
+    }
+
+    /// A mesh position in the file's model space (through the dag's world transform).
+    fn place(&self, p: [f32; 3]) -> [f32; 3] {
+        if self.world.is_identity() {
+            return p;
+        }
+        let r = self.world.rotate(p.map(f64::from));
+        [
+            (r[0] + self.world.t[0]) as f32,
+            (r[1] + self.world.t[1]) as f32,
+            (r[2] + self.world.t[2]) as f32,
+        ]
+    }
+
+    /// A direction (a normal, a delta) turned by the dag's world transform.
+    fn turn(&self, v: [f32; 3]) -> [f32; 3] {
+        if self.world.is_identity() {
+            return v;
+        }
+        self.world.rotate(v.map(f64::from)).map(|c| c as f32)
+    }
+}
+
+/// What [`MeshCtx::shapes`] reads of a mesh's bind state.
+struct ShapeInput<'a> {
+    name: &'a str,
+    data: &'a Element,
+    positions: &'a [[f32; 3]],
+    pos_idx: &'a [i32],
+    normals: Option<(&'a [[f32; 3]], &'a [i32])>,
+}
+
+/// A shape's vertex: base vertex id, position, normal (as [`Shape::vertices`]).
+type ShapeVertex = (u32, [f32; 3], [f32; 3]);
+
+/// The flex shapes of a file's meshes, gathered mesh by mesh.
+#[derive(Default)]
+struct ShapeAcc {
+    base: Vec<ShapeVertex>,
+    balance: Vec<f32>,
+    /// Delta state names in the order the file first gives them (meshes sharing a name make
+    /// one shape).
+    names: Vec<String>,
+    moved: Vec<Vec<ShapeVertex>>,
+}
+
+impl ShapeAcc {
+    /// The shapes as [`MeshShapes`], with the stereo flags of the file's combination
+    /// operator (`controls`: `rawControlNames`, `stereo`).
+    fn finish(self, doc: &Doc<'_>, root: &Element, at: FileSpan) -> Option<MeshShapes> {
+        if self.names.is_empty() {
+            return None;
+        }
+        let op = doc.child(root, "combinationOperator").map(|(_, e)| e);
+        let controls = op
+            .map(|op| doc.children(op, "controls"))
+            .unwrap_or_default();
+        let mut stereo: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for (_, c) in &controls {
+            if !matches!(c.get("stereo"), Some(Value::Bool(true))) {
+                continue;
+            }
+            match c.get("rawControlNames") {
+                Some(Value::StrArray(names)) => stereo.extend(names.iter().map(String::as_str)),
+                _ => {
+                    stereo.insert(c.name.as_str());
+                }
+            }
+        }
+        let deltas = self
+            .names
+            .iter()
+            .map(|n| MeshDelta {
+                name: n.clone(),
+                stereo: stereo.contains(n.as_str()),
+            })
+            .collect();
+        let mut shapes = vec![Shape {
+            time: 0,
+            name: None,
+            vertices: self.base,
+            span: at,
+        }];
+        for (k, (name, mut vertices)) in self.names.into_iter().zip(self.moved).enumerate() {
+            vertices.sort_by_key(|v| v.0);
+            shapes.push(Shape {
+                time: k as i32 + 1,
+                name: Some(name),
+                vertices,
+                span: at,
+            });
+        }
+        Some(MeshShapes {
+            shapes,
+            deltas,
+            balance: self.balance,
+            controls: controls.len(),
+        })
     }
 }
 
@@ -904,5 +1141,101 @@ mod tests {
         let (m, d) = lower(&model("a", "b", 7));
         assert!(m.is_none());
         assert!(d[0].message.contains("joint 7"), "{}", d[0].message);
+    }
+
+    /// A quad of positions 0..3 (x = −1, 1, 1, −1) under a dag moved by (0, 0, 10), with
+    /// normals per corner (all equal), `balance`, the delta states `deltas` and a combination
+    /// operator whose control `brow` is stereo.
+    fn faced(deltas: &str) -> String {
+        format!(
+            r#"<!-- dmx encoding keyvalues2 1 format model 1 -->
+"DmElement" {{ "name" "string" "root" "model" "element" "m"
+ "combinationOperator" "DmeCombinationOperator" {{ "controls" "element_array" [
+  "DmeCombinationInputControl" {{ "name" "string" "brow" "rawControlNames" "string_array" [ "brow" ] "stereo" "bool" "1" }},
+  "DmeCombinationInputControl" {{ "name" "string" "smile" "rawControlNames" "string_array" [ "smile" ] "stereo" "bool" "0" }} ] }} }}
+"DmeModel" {{ "id" "elementid" "m" "children" "element_array" [ "element" "dag" ]
+ "jointTransforms" "element_array" [ "element" "t" ] }}
+"DmeTransform" {{ "id" "elementid" "t" "position" "vector3" "0 0 10" "orientation" "quaternion" "0 0 0 1" }}
+"DmeDag" {{ "id" "elementid" "dag" "name" "string" "mesh" "transform" "element" "t"
+ "shape" "DmeMesh" {{ "name" "string" "mesh" "bindState" "DmeVertexData" {{
+   "positions" "vector3_array" [ "-1 0 0", "1 0 0", "1 1 0", "-1 1 0" ]
+   "positionsIndices" "int_array" [ "0", "1", "2", "3" ]
+   "normals" "vector3_array" [ "0 0 1", "0 0 1", "0 0 1", "0 0 1" ]
+   "normalsIndices" "int_array" [ "0", "1", "2", "3" ]
+   "balance" "float_array" [ "1", "0", "0", "1" ]
+   "balanceIndices" "int_array" [ "0", "1", "2", "3" ] }}
+  "deltaStates" "element_array" [ {deltas} ]
+  "faceSets" "element_array" [ "DmeFaceSet" {{ "faces" "int_array" [ "0", "1", "2", "3", "-1" ]
+   "material" "DmeMaterial" {{ "mtlName" "string" "skin" }} }} ] }} }}
+"#
+        )
+    }
+
+    /// Delta states become shapes over one base vertex per position and normal value (the
+    /// four corners' equal normals make no extra vertices), placed by the dag's transform;
+    /// each shape lists the base vertices it moves with their moved position; `balance` is
+    /// kept per base vertex and stereo comes from the combination operator's controls.
+    #[test]
+    fn delta_states_are_read_as_shapes() {
+        let (m, d) = lower(&faced(
+            r#""DmeVertexDeltaData" { "name" "string" "brow"
+                 "positions" "vector3_array" [ "0 0 2" ] "positionsIndices" "int_array" [ "3" ] },
+               "DmeVertexDeltaData" { "name" "string" "smile"
+                 "normals" "vector3_array" [ "0 0.5 0" ] "normalsIndices" "int_array" [ "1" ] }"#,
+        ));
+        assert!(d.is_empty(), "{d:?}");
+        let s = m.unwrap().shapes.unwrap();
+        let names: Vec<(&str, bool)> = s
+            .deltas
+            .iter()
+            .map(|d| (d.name.as_str(), d.stereo))
+            .collect();
+        assert_eq!(names, [("brow", true), ("smile", false)]);
+        assert_eq!(s.controls, 2);
+        assert_eq!(s.balance, [1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(s.shapes.len(), 3);
+        let base: Vec<[f32; 3]> = s.shapes[0].vertices.iter().map(|v| v.1).collect();
+        assert_eq!(
+            base,
+            [
+                [-1.0, 0.0, 10.0],
+                [1.0, 0.0, 10.0],
+                [1.0, 1.0, 10.0],
+                [-1.0, 1.0, 10.0]
+            ]
+        );
+        assert_eq!(
+            s.shapes[1].vertices,
+            [(3, [-1.0, 1.0, 12.0], [0.0, 0.0, 1.0])]
+        );
+        assert_eq!(
+            s.shapes[2].vertices,
+            [(1, [1.0, 0.0, 10.0], [0.0, 0.5, 1.0])]
+        );
+        assert_eq!(s.shapes[2].name.as_deref(), Some("smile"));
+    }
+
+    /// A delta state that moves a position the mesh does not have, or whose indices do not
+    /// pair with its values, is an error of the file.
+    #[test]
+    fn broken_delta_states_are_errors() {
+        for (delta, says) in [
+            (
+                r#""DmeVertexDeltaData" { "name" "string" "x"
+                 "positions" "vector3_array" [ "0 0 2" ] "positionsIndices" "int_array" [ "9" ] }"#,
+                "moves position 9",
+            ),
+            (
+                r#""DmeVertexDeltaData" { "name" "string" "x"
+                 "positions" "vector3_array" [ "0 0 2" ] "positionsIndices" "int_array" [ "1", "2" ] }"#,
+                "2 position indices for 1 positions",
+            ),
+        ] {
+            let (m, d) = lower(&faced(delta));
+            assert!(m.is_none());
+            assert_eq!(d.len(), 1);
+            assert_eq!(d[0].code, Code::DmxBadModel);
+            assert!(d[0].message.contains(says), "{}", d[0].message);
+        }
     }
 }

@@ -41,6 +41,10 @@ pub struct Vta {
     pub num_frames: usize,
     /// The body part mesh scale (the VTA's positions are multiplied by it, as the reference's).
     pub scale: f32,
+    /// Per base vertex id, the side a key's vertex belongs to (1: wholly a stereo key's
+    /// description, 0: wholly its pair): a DMX mesh's `balance` ([`MeshShapes::balance`]).
+    /// `None` for a VTA file.
+    pub balance: Option<Vec<f32>>,
 }
 
 impl Vta {
@@ -152,5 +156,35 @@ pub struct FlexKey {
     /// The VTA file (an index into [`Face::vtas`]) and frame.
     pub vta: usize,
     pub frame: i32,
+    /// A DMX mesh's shape: each vertex's `side` is its balance (the VTA's
+    /// [`balance`](Vta::balance)), stereo or not, as Valve's build of `alastor_rel.qc` stores
+    /// it; not a fade across `split`.
+    pub balance_side: bool,
     pub span: FileSpan,
+}
+
+/// The flex shapes of a DMX mesh file (its meshes' `deltaStates`), laid out as a VTA file's
+/// vertex animation so that they reach the mesh the way a VTA's shapes do (matched by position).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct MeshShapes {
+    /// Shape 0 is the base: one vertex per distinct (position, normal) pair the faces use, in
+    /// the file's model space. Shape `k` is delta state `k − 1` ([`deltas`](Self::deltas)),
+    /// listing the base vertices it moves with their moved position and normal.
+    pub shapes: Vec<super::anim::Shape>,
+    pub deltas: Vec<MeshDelta>,
+    /// Per base vertex: the `balance` the file gives its position (1 on the side of a stereo
+    /// shape's first, `…L`, description; 0 on the other).
+    pub balance: Vec<f32>,
+    /// The controls of the file's `combinationOperator` (what later compilers make flex
+    /// controllers and rules of, unless `noautodmxrules`).
+    pub controls: usize,
+}
+
+/// One delta state of a DMX mesh file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshDelta {
+    pub name: String,
+    /// A control of the combination operator that lists this shape is `stereo`: the shape
+    /// becomes two descriptions, `nameL` and `nameR`, split by the vertices' balance.
+    pub stereo: bool,
 }

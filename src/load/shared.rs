@@ -234,6 +234,7 @@ mod tests {
             mesh: None,
             animation: Default::default(),
             flex: None,
+            shapes: None,
             negative_time: None,
         })
     }

@@ -33,6 +33,9 @@ pub struct Word {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct FaceSpec {
     pub items: Vec<FaceItem>,
+    /// `noautodmxrules`: the block's own controllers and rules drive the flex shapes of a DMX
+    /// mesh; without it, later compilers make controllers and rules of the DMX's controls.
+    pub no_auto_dmx_rules: bool,
     /// The folder VTA names are relative to (the QC's folder with `$cd`/`$pushd`; TOML: the
     /// file's folder, or its `flex_dir`).
     pub base: std::path::PathBuf,
@@ -191,10 +194,12 @@ pub fn parse(words: &[Word], base: &Path, diags: &mut Vec<Diagnostic>) -> FaceSp
         diags,
         flexfile: None,
         items: Vec::new(),
+        no_auto_dmx_rules: false,
     };
     p.run();
     FaceSpec {
         items: p.items,
+        no_auto_dmx_rules: p.no_auto_dmx_rules,
         // normalised as file references are (`a/../b` → `b`), so two spellings compare equal
         base: resolve_path(base, "."),
     }
@@ -292,6 +297,7 @@ struct Parser<'a, 'd> {
     /// The `flexfile` in force.
     flexfile: Option<FileRef>,
     items: Vec<FaceItem>,
+    no_auto_dmx_rules: bool,
 }
 
 fn sp<T>(value: T, w: &Word) -> Spanned<T> {
@@ -320,10 +326,12 @@ impl<'a> Parser<'a, '_> {
                 "flexfile" if !w.quoted => self.flexfile(),
                 "localvar" if !w.quoted => self.localvar(),
                 "flexcontroller" if !w.quoted => self.controller(w),
-                // Later compilers make flex rules of their own from a DMX mesh's controls
-                // unless told not to; mdlc never makes them (a DMX's flex shapes are not read,
-                // W0150), so the option asks for what mdlc does anyway.
-                "noautodmxrules" if !w.quoted => Some(()),
+                // Later compilers make flex controllers and rules of their own from a DMX
+                // mesh's controls unless told not to (`build::face` says what mdlc does).
+                "noautodmxrules" if !w.quoted => {
+                    self.no_auto_dmx_rules = true;
+                    Some(())
+                }
                 "attachment" | "spherenormals" if !w.quoted => {
                     // Valve's 2006 compiler ignores `attachment` here and reads
                     // `spherenormals` (normals pointing away from a point): not carried.
@@ -1103,8 +1111,8 @@ mod tests {
         assert!(f.items.is_empty());
     }
 
-    /// `noautodmxrules` (later compilers: no automatic rules from a DMX's controls) is what
-    /// mdlc does anyway: accepted, with nothing to report and nothing added.
+    /// `noautodmxrules` (later compilers: no automatic rules from a DMX's controls) is a flag
+    /// of the block, not an item.
     #[test]
     fn noautodmxrules_is_accepted() {
         let w = words("noautodmxrules\nlocalvar v\n", span(), true);
@@ -1112,6 +1120,9 @@ mod tests {
         let f = parse(&w, Path::new("."), &mut d);
         assert!(d.is_empty(), "{d:?}");
         assert_eq!(f.items.len(), 1);
+        assert!(f.no_auto_dmx_rules);
+        let w = words("localvar v\n", span(), true);
+        assert!(!parse(&w, Path::new("."), &mut d).no_auto_dmx_rules);
         let w = words("noautodmxrule\n", span(), true);
         let mut d = Vec::new();
         parse(&w, Path::new("."), &mut d);

@@ -30,6 +30,8 @@ pub struct SmdModel {
     pub animation: Animation,
     /// The `vertexanimation` section (VTA files).
     pub flex: Option<VertexAnimation>,
+    /// The flex shapes a DMX mesh file carries (`deltaStates`); `None` for an SMD.
+    pub shapes: Option<crate::ir::face::MeshShapes>,
     /// The number (and its span) of the first `skeleton` `time` line with a negative frame number, if any:
     /// Valve's HL1 compiler skips such frames, Valve's Source compiler refuses them (`E0132`,
     /// see [`negative_time_error`]); the build decides by target.
@@ -153,6 +155,7 @@ fn lower_with(
         mesh,
         animation,
         flex,
+        shapes: None,
         negative_time: smd
             .skeleton
             .as_ref()

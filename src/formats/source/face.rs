@@ -280,7 +280,8 @@ pub struct ModelFlexes {
 ///   base shape's with them;
 /// * a key's deltas are its shape minus the base shape, kept when the position moves more than
 ///   0.001 or the normal more than √0.001; `split` fades a shape out across x = ±split
-///   (smoothstep); a `flexpair` key keeps full size and stores the fade as `side`;
+///   (smoothstep); a `flexpair` key keeps full size and stores the fade as `side`; a DMX
+///   mesh's key stores each vertex's balance as `side`;
 /// * `speed` is a delta's length over the key's longest times `decay` (1 when decay is 0).
 pub fn vertex_anims(
     face: &Face,
@@ -429,6 +430,7 @@ pub fn vertex_anims(
         let Some(shape) = vta.shape(key.frame).filter(|_| key.frame != 0) else {
             continue;
         };
+        let dmx = vta.balance.is_some();
         // (model vertex, delta, normal delta, side)
         let mut dest: Vec<(usize, [f32; 3], [f32; 3], f32)> = Vec::new();
         // the shape's vertices by id, made when a twin is looked up
@@ -460,7 +462,16 @@ pub fn vertex_anims(
                     3.0 * t * t - 2.0 * t * t * t
                 };
             }
-            let side = if key.flex_pair != 0 {
+            let side = if key.balance_side {
+                // a DMX shape: the vertex's balance (Valve's build of alastor_rel.qc stores
+                // 255 × balance, truncated, for stereo and plain shapes alike)
+                vta.balance
+                    .as_ref()
+                    .and_then(|b| b.get(id as usize))
+                    .copied()
+                    .unwrap_or(0.5)
+                    .clamp(0.0, 1.0)
+            } else if key.flex_pair != 0 {
                 let s = 1.0 - scale;
                 scale = 1.0;
                 s
@@ -492,7 +503,10 @@ pub fn vertex_anims(
                             .unwrap_or(([f32::NAN; 3], [f32::NAN; 3]))
                     });
                     let (dp, dn) = (math::sub(tp, p), math::sub(tn, n));
-                    math::dot(dp, dp) <= 1e-12 && math::dot(dn, dn) <= 1e-12
+                    // A DMX mesh gives normals (and normal deltas) per corner; the weld merges
+                    // corners whose normals nearly agree, keeping one normal delta. Only a lost
+                    // position motion counts there.
+                    math::dot(dp, dp) <= 1e-12 && (dmx || math::dot(dn, dn) <= 1e-12)
                 };
                 if !m.twins.get(&id).is_some_and(|t| t.iter().any(same)) {
                     unmatched.entry(key.vta).or_default().insert(id);

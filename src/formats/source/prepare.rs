@@ -662,12 +662,18 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 pm.flexes = flexes;
             }
             for (vta, n) in fx.unmatched {
-                if let Some(base) = model.face.vtas.get(vta).and_then(|v| v.base()) {
+                let file = model.face.vtas.get(vta);
+                if let Some(base) = file.and_then(|v| v.base()) {
+                    let what = if file.is_some_and(|v| v.balance.is_some()) {
+                        "DMX file's flex shapes"
+                    } else {
+                        "VTA"
+                    };
                     diags.push(
                         Diagnostic::new(
                             Code::BuildVtaUnmatched,
                             format!(
-                                "{n} moving vertices of this VTA match no vertex of `{}`; their motion is dropped",
+                                "{n} moving vertices of this {what} match no vertex of `{}`; their motion is dropped",
                                 mm.name
                             ),
                             base.span,
