@@ -1088,3 +1088,44 @@ fn dmx_flex_shapes_without_noautodmxrules_are_built_and_reported() {
         );
     }
 }
+
+/// A DMX mesh re-posed onto its `$definebone` skeleton (`tests/repose.rs`) takes its flex
+/// shapes along: with `head` defined 2 units above the file's pose, every moved vertex is 2
+/// units higher, its delta and side unchanged, and none is lost (no W0413).
+#[test]
+fn dmx_flex_shapes_follow_their_reposed_mesh() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-repose"));
+    std::fs::copy(src.join("head.dmx"), dir.join("head.dmx")).unwrap();
+    let qc = std::fs::read_to_string(src.join("face_dmx.qc")).unwrap().replace(
+        "$model",
+        "$definebone \"root\" \"\" 0 0 0 0 0 0\n$definebone \"head\" \"root\" 0 0 62 0 90 0\n$model",
+    );
+    std::fs::write(dir.join("moved.qc"), qc).unwrap();
+    let out = common::build_into_out(&dir.join("moved.qc"), &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning["), "{err}");
+    let moved = dir.join("out/test/face_dmx.mdl");
+    let plain = build(&src.join("face_dmx.qc"), "dmx-flexes-plain");
+    let (Some(m), Some(p)) = (face(&moved), face(&plain)) else {
+        return;
+    };
+    let (fm, fp) = (flexes_of(&m), flexes_of(&p));
+    assert_eq!(fm.len(), fp.len());
+    for (a, b) in fm[0].iter().zip(&fp[0]) {
+        assert_eq!((a.0, &a.1, a.2, a.3.len()), (b.0, &b.1, b.2, b.3.len()));
+        for (x, y) in a.3.iter().zip(&b.3) {
+            let up = [y.0[0], y.0[1], y.0[2] + 2.0];
+            assert!(
+                x.0.iter().zip(up).all(|(p, q)| (p - q).abs() < 1e-4),
+                "{x:?} {y:?}"
+            );
+            assert!(
+                x.1.iter().zip(y.1).all(|(p, q)| (p - q).abs() < 1e-3),
+                "{x:?} {y:?}"
+            );
+            assert_eq!((x.2, x.3), (y.2, y.3));
+        }
+    }
+}

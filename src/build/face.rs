@@ -365,6 +365,7 @@ impl Builder<'_> {
             num_frames,
             scale,
             balance: None,
+            links: None,
         });
         Some(face.vtas.len() - 1)
     }
@@ -407,6 +408,13 @@ impl Builder<'_> {
             num_frames: shapes.deltas.len() + 1,
             scale: mesh.scale,
             balance: Some(shapes.balance.clone()),
+            links: Some(
+                shapes
+                    .links
+                    .iter()
+                    .map(|l| l.iter().map(|&(q, w)| (model_bone(mesh, q), w)).collect())
+                    .collect(),
+            ),
         });
         for (k, d) in shapes.deltas.iter().enumerate() {
             let (desc, pair) = if d.stereo {
@@ -751,6 +759,22 @@ fn find(descs: &[String], name: &str) -> Option<usize> {
 }
 
 /// Valve's `Add_Flexdesc`: the existing description of that name, or a new one.
+/// The model bone a bone of the mesh's file stands for: its own, else its nearest ancestor's
+/// the model has, else the first (as the mesh's corners are mapped, `build::meshes`).
+fn model_bone(mesh: &ModelMesh, q: u32) -> BoneId {
+    let mut cur = Some(q as usize);
+    for _ in 0..=mesh.file_bones.len() {
+        let Some(b) = cur.and_then(|c| mesh.file_bones.get(c)) else {
+            break;
+        };
+        if let Some(k) = b.bone {
+            return k;
+        }
+        cur = b.parent.map(|p| p as usize);
+    }
+    BoneId(0)
+}
+
 fn add_desc(descs: &mut Vec<String>, name: &str) -> usize {
     match find(descs, name) {
         Some(i) => i,

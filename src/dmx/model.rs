@@ -634,6 +634,9 @@ impl MeshCtx<'_, '_> {
             positions,
             pos_idx,
             normals,
+            weights,
+            joints,
+            joint_count,
         };
         match self.shapes(&input, &used, &deltas, shapes) {
             Ok(()) => true,
@@ -701,6 +704,7 @@ impl MeshCtx<'_, '_> {
             };
             acc.base.push((id, self.place(local), self.turn(normal)));
             acc.balance.push(side);
+            acc.links.push(self.links_of(input, p));
         }
         for (_, delta) in deltas {
             let name = delta.name.clone();
@@ -776,6 +780,35 @@ impl MeshCtx<'_, '_> {
         Ok(())
     }
 
+    /// The bones a position is weighted to (the file's bone numbers, weights as given; a
+    /// position without weights follows the mesh's dag), as the mesh's corners get them.
+    fn links_of(&self, input: &ShapeInput<'_>, p: usize) -> Vec<(u32, f32)> {
+        let mut out: Vec<(u32, f32)> = Vec::new();
+        for k in 0..input.joint_count {
+            let slot = p * input.joint_count + k;
+            let (Some(&w), Some(&j)) = (input.weights.get(slot), input.joints.get(slot)) else {
+                continue;
+            };
+            if !w.is_finite() || w <= 0.0 {
+                continue;
+            }
+            let Some(b) = usize::try_from(j)
+                .ok()
+                .and_then(|j| self.joint_bone.get(j).copied().flatten())
+            else {
+                continue;
+            };
+            match out.iter_mut().find(|x| x.0 == b as u32) {
+                Some(x) => x.1 += w,
+                None => out.push((b as u32, w)),
+            }
+        }
+        if out.is_empty() {
+            out.push((self.bone as u32, 1.0));
+        }
+        out
+    }
+
     /// A mesh position in the file's model space (through the dag's world transform).
     fn place(&self, p: [f32; 3]) -> [f32; 3] {
         if self.world.is_identity() {
@@ -805,6 +838,10 @@ struct ShapeInput<'a> {
     positions: &'a [[f32; 3]],
     pos_idx: &'a [i32],
     normals: Option<(&'a [[f32; 3]], &'a [i32])>,
+    /// `jointWeights` and `jointIndices`, `joint_count` per position.
+    weights: &'a [f32],
+    joints: &'a [i32],
+    joint_count: usize,
 }
 
 /// A shape's vertex: base vertex id, position, normal (as [`Shape::vertices`]).
@@ -815,6 +852,7 @@ type ShapeVertex = (u32, [f32; 3], [f32; 3]);
 struct ShapeAcc {
     base: Vec<ShapeVertex>,
     balance: Vec<f32>,
+    links: Vec<Vec<(u32, f32)>>,
     /// Delta state names in the order the file first gives them (meshes sharing a name make
     /// one shape).
     names: Vec<String>,
@@ -871,6 +909,7 @@ impl ShapeAcc {
             shapes,
             deltas,
             balance: self.balance,
+            links: self.links,
             controls: controls.len(),
         })
     }

@@ -45,6 +45,10 @@ pub struct Vta {
     /// description, 0: wholly its pair): a DMX mesh's `balance` ([`MeshShapes::balance`]).
     /// `None` for a VTA file.
     pub balance: Option<Vec<f32>>,
+    /// Per base vertex id, the model bones it is weighted to (a DMX mesh's shapes, which are
+    /// re-posed with their mesh); `None` for a VTA file, whose shapes are matched as written,
+    /// as Valve's 2006 compiler matches them.
+    pub links: Option<Vec<Vec<(BoneId, f32)>>>,
 }
 
 impl Vta {
@@ -175,6 +179,10 @@ pub struct MeshShapes {
     /// Per base vertex: the `balance` the file gives its position (1 on the side of a stereo
     /// shape's first, `…L`, description; 0 on the other).
     pub balance: Vec<f32>,
+    /// Per base vertex: the bones of the file's skeleton its position is weighted to, with
+    /// the weights (the build re-poses the shapes with the mesh when the model's bones stand
+    /// in another pose than the file's).
+    pub links: Vec<Vec<(u32, f32)>>,
     /// The controls of the file's `combinationOperator` (what later compilers make flex
     /// controllers and rules of, unless `noautodmxrules`).
     pub controls: usize,

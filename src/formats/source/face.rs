@@ -4,7 +4,7 @@
 //! `mstudioflexcontrollerui_t`, `mstudioflexrule_t`/`mstudioflexop_t`, `mstudiomouth_t`,
 //! `mstudioeyeball_t`; the MDL v48 seed's flex tables).
 
-use crate::ir::face::{Eyeball, Face, FlexOp};
+use crate::ir::face::{Eyeball, Face, FlexOp, Vta};
 
 use super::math::{self, M34};
 
@@ -288,6 +288,7 @@ pub fn vertex_anims(
     mesh: crate::ir::model::MeshId,
     meshes: &mut [super::model::PMesh],
     static_prop: bool,
+    repose: Option<&[Option<M34>]>,
 ) -> ModelFlexes {
     let keys: Vec<(usize, &crate::ir::face::FlexKey)> = face
         .keys
@@ -304,6 +305,35 @@ pub fn vertex_anims(
         return out;
     }
     let place = |p: [f32; 3]| if static_prop { math::rot_z90(p) } else { p };
+    // A DMX mesh's shapes move with their mesh when it is re-posed onto the model's bones
+    // (`prepare::repose_of`): each vertex through its links' matrices, the normal (and so
+    // the normal delta) turned, not normalised. A VTA's shapes are matched as written.
+    let src = |vta: &Vta, id: u32, p: [f32; 3], n: [f32; 3]| -> ([f32; 3], [f32; 3]) {
+        let (Some(r), Some(links)) = (repose, vta.links.as_ref().and_then(|l| l.get(id as usize)))
+        else {
+            return (p, n);
+        };
+        if links
+            .iter()
+            .all(|(b, _)| r.get(b.index()).is_none_or(|t| t.is_none()))
+        {
+            return (p, n);
+        }
+        let total: f32 = links.iter().map(|l| l.1).sum();
+        let total = if total > 0.0 { total } else { 1.0 };
+        let (mut op, mut on) = ([0.0f32; 3], [0.0f32; 3]);
+        for &(b, w) in links {
+            let (tp, tn) = match r.get(b.index()).copied().flatten() {
+                Some(t) => (math::apply(&t, p), math::rotate(&t, n)),
+                None => (p, n),
+            };
+            for i in 0..3 {
+                op[i] += w / total * tp[i];
+                on[i] += w / total * tn[i];
+            }
+        }
+        (op, on)
+    };
     // every vertex of the model: (mesh, local index)
     let mut owner: Vec<(usize, usize)> = Vec::new();
     for (mi, m) in meshes.iter().enumerate() {
@@ -329,10 +359,16 @@ pub fn vertex_anims(
         let Some(base) = face.vtas.get(k.vta).and_then(|v| v.base()) else {
             continue;
         };
+        let Some(file) = face.vtas.get(k.vta) else {
+            continue;
+        };
         let base_list: Vec<(u32, [f32; 3], [f32; 3])> = base
             .vertices
             .iter()
-            .map(|&(i, p, n)| (i, place(p), place(n)))
+            .map(|&(i, p, n)| {
+                let (p, n) = src(file, i, p, n);
+                (i, place(p), place(n))
+            })
             .collect();
         // a grid of cell √0.15 finds the candidates of each mesh vertex
         const R2: f32 = 0.15;
@@ -402,8 +438,14 @@ pub fn vertex_anims(
         .filter(|k| k.mesh == mesh)
     {
         let shape = face.vtas.get(dk.vta).and_then(|v| v.shape(dk.frame));
-        if let (Some(shape), Some(m)) = (shape.filter(|_| dk.frame != 0), mapped.get_mut(&dk.vta)) {
+        let file = face.vtas.get(dk.vta);
+        if let (Some(shape), Some(m), Some(file)) = (
+            shape.filter(|_| dk.frame != 0),
+            mapped.get_mut(&dk.vta),
+            file,
+        ) {
             for &(id, p, n) in &shape.vertices {
+                let (p, n) = src(file, id, p, n);
                 let (p, n) = (place(p), place(n));
                 let Some(targets) = m.map.get(&id) else {
                     continue;
@@ -440,6 +482,7 @@ pub fn vertex_anims(
                 continue;
             };
             let x = p[0];
+            let (p, n) = src(vta, id, p, n);
             let (p, n) = (place(p), place(n));
             let split = key.split;
             let mut scale = 1.0f32;
@@ -493,7 +536,10 @@ pub fn vertex_anims(
                         shape
                             .vertices
                             .iter()
-                            .map(|&(i, p, n)| (i, (place(p), place(n))))
+                            .map(|&(i, p, n)| {
+                                let (p, n) = src(vta, i, p, n);
+                                (i, (place(p), place(n)))
+                            })
                             .collect()
                     });
                     let (tp, tn) = twin.get(t).copied().unwrap_or_else(|| {

@@ -146,19 +146,25 @@ fn balance(ws: &[crate::ir::Weight]) -> (Links, f32) {
 fn corners_in(
     mm: &crate::ir::model::ModelMesh,
     t: &crate::ir::Triangle,
+    repose: Option<&[Option<M34>]>,
 ) -> ([CornerIn; 3], usize, f32) {
     let mut lost = 0usize;
     let mut largest = 0.0f32;
     let mut cs = t.corners.map(|c| {
-        let (w, d) = balance(mm.mesh.weights_of(&c));
+        let all = mm.mesh.weights_of(&c);
+        let (pos, normal) = match repose {
+            Some(r) => repose_vertex(r, all, c.bone, c.pos, c.normal),
+            None => (c.pos, c.normal),
+        };
+        let (w, d) = balance(all);
         if d > 0.0 {
             lost += 1;
             largest = largest.max(d);
         }
         let w = if w.is_empty() { Links::one(c.bone) } else { w };
         CornerIn {
-            pos: c.pos,
-            normal: c.normal,
+            pos,
+            normal,
             uv: [c.uv[0], 1.0 - c.uv[1]],
             weights: w,
         }
@@ -167,6 +173,121 @@ fn corners_in(
         cs.swap(1, 2);
     }
     (cs, lost, largest)
+}
+
+/// The 2006 SDK's `RemapVerticesToGlobalBones` (`simplify.cpp`): a mesh is skinned in its own
+/// file's rest pose, the model's bones stand in theirs (the first file that has a bone, or its
+/// `$definebone`). Each vertex is taken into each of its bones' space with the file's pose of
+/// that bone (through the bone's `$definebone` fixup, `srcRealign`) and out again with the
+/// model's, weighted: `p' = Σ wᵢ · B_kᵢ · (F_kᵢ · S_kᵢ)⁻¹ · p`, the normal likewise and
+/// normalised. Per model bone, `B_k · (F_k · S_k)⁻¹`; `None` for a bone where that is the
+/// identity but for printing noise (1e-4 in the turn, 0.002 units; a mesh in the model's pose
+/// keeps its positions bit for bit), and `None` overall when no bone moves. Valve's build of `alastor_rel.qc` (issue 16's notes)
+/// shows it: its DMX head, bound in a pose 2.2 units from the `$definebone` skeleton's, sits
+/// on that skeleton.
+pub(super) fn repose_of(
+    model: &Model,
+    mm: &crate::ir::model::ModelMesh,
+    ir_world: &[M34],
+) -> Option<Vec<Option<M34>>> {
+    let n = mm.file_bones.len();
+    // the file's bone-to-world matrices, parents first whatever the order (a bone in a parent
+    // cycle gets none)
+    let mut world: Vec<Option<M34>> = vec![None; n];
+    let mut progress = true;
+    while progress {
+        progress = false;
+        for q in 0..n {
+            if world[q].is_some() {
+                continue;
+            }
+            let b = &mm.file_bones[q];
+            let local = math::from_euler(b.rest.rot, b.rest.pos);
+            let parent = b.parent.map(|p| p as usize).filter(|&p| p < n && p != q);
+            let w = match parent {
+                None => Some(local),
+                Some(p) => world[p].map(|pw| math::mul(&pw, &local)),
+            };
+            if w.is_some() {
+                world[q] = w;
+                progress = true;
+            }
+        }
+    }
+    let mut out: Vec<Option<M34>> = vec![None; model.bones.len()];
+    let mut seen = vec![false; model.bones.len()];
+    let mut any = false;
+    for (q, fb) in mm.file_bones.iter().enumerate() {
+        let (Some(k), Some(Some(w))) = (fb.bone, world.get(q)) else {
+            continue;
+        };
+        let (Some(done), Some(model_world)) = (seen.get_mut(k.index()), ir_world.get(k.index()))
+        else {
+            continue;
+        };
+        if std::mem::replace(done, true) {
+            continue;
+        }
+        let src = match model
+            .bones
+            .get(k.index())
+            .filter(|b| b.defined)
+            .and_then(|b| b.fixup)
+        {
+            Some((pos, ang)) => math::mul(w, &super::realign::fixup_matrix(pos, ang)),
+            None => *w,
+        };
+        let t = math::mul(model_world, &math::invert(&src));
+        // Exporters write 6 decimals, so one skeleton's pose differs between its files by
+        // printing noise (up to about 1e-5 in a matrix entry, 1e-4 units at arm's length);
+        // that is not a pose of its own.
+        let identity = (0..3).all(|r| {
+            (0..3).all(|c| (t[r][c] - math::IDENTITY[r][c]).abs() <= 1e-4) && t[r][3].abs() <= 2e-3
+        });
+        if !identity {
+            out[k.index()] = Some(t);
+            any = true;
+        }
+    }
+    any.then_some(out)
+}
+
+/// A vertex through [`repose_of`]'s matrices: its links' weighted sum (links normalised; a
+/// vertex without links follows `bone`).
+fn repose_vertex(
+    repose: &[Option<M34>],
+    links: &[crate::ir::Weight],
+    bone: BoneId,
+    pos: [f32; 3],
+    normal: [f32; 3],
+) -> ([f32; 3], [f32; 3]) {
+    let one = [crate::ir::Weight { bone, weight: 1.0 }];
+    let links = if links.is_empty() { &one[..] } else { links };
+    if links
+        .iter()
+        .all(|w| repose.get(w.bone.index()).is_none_or(|t| t.is_none()))
+    {
+        return (pos, normal);
+    }
+    let total: f32 = links.iter().map(|w| w.weight).sum();
+    let total = if total > 0.0 { total } else { 1.0 };
+    let (mut p, mut n) = ([0.0f32; 3], [0.0f32; 3]);
+    for w in links {
+        let (tp, tn) = match repose.get(w.bone.index()).copied().flatten() {
+            Some(t) => (math::apply(&t, pos), math::rotate(&t, normal)),
+            None => (pos, normal),
+        };
+        let f = w.weight / total;
+        for i in 0..3 {
+            p[i] += f * tp[i];
+            n[i] += f * tn[i];
+        }
+    }
+    let len = math::dot(n, n).sqrt();
+    if len > 0.0 {
+        n = math::scale(n, 1.0 / len);
+    }
+    (p, n)
 }
 
 /// A material name without its extension (everything after the last `.`).
@@ -275,6 +396,18 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         skins.push((0..textures.len() as i16).collect());
     }
 
+    // every bone's rest transform in model space (the meshes are re-posed to it, and the
+    // output bones are made from it)
+    let mut ir_world: Vec<M34> = Vec::with_capacity(nbones_ir);
+    for b in &model.bones {
+        let local = math::from_euler(b.rest.rot, b.rest.pos);
+        let w = match b.rest_parent.and_then(|p| ir_world.get(p.index())) {
+            Some(pw) => math::mul(pw, &local),
+            None => local,
+        };
+        ir_world.push(w);
+    }
+
     // --- welding, and the weight cleanup's report ------------------------------------------------
     // Every body-part model's corners are made (weights balanced, normals unit length) and
     // welded into one vertex pool per material here, before the bones are chosen: the bones
@@ -305,8 +438,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 // each triangle's texture and corners (weights balanced, normals unit length),
                 // and what the balancing dropped: made on a spare core for a large mesh, a
                 // block ahead of the welding here
+                let repose = repose_of(model, smesh, &ir_world);
                 let make = |t: &crate::ir::Triangle| -> Made {
-                    let (tri, lost, largest) = corners_in(smesh, t);
+                    let (tri, lost, largest) = corners_in(smesh, t, repose.as_deref());
                     let tex = smesh
                         .material_of(t)
                         .map(|mat| mat_tex.get(mat.index()).copied().unwrap_or(0));
@@ -433,15 +567,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     }
 
     // --- bones ---------------------------------------------------------------------------------
-    let mut ir_world: Vec<M34> = Vec::with_capacity(nbones_ir);
-    for b in &model.bones {
-        let local = math::from_euler(b.rest.rot, b.rest.pos);
-        let w = match b.rest_parent.and_then(|p| ir_world.get(p.index())) {
-            Some(pw) => math::mul(pw, &local),
-            None => local,
-        };
-        ir_world.push(w);
-    }
     let mut keep = vec![false; nbones_ir];
     let mark = |b: BoneId, keep: &mut Vec<bool>| {
         let mut cur = Some(b);
@@ -657,7 +782,14 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 mm.written.clone()
             };
             // vertex animation (flexes), which may also move vertices to the default shape
-            let fx = face::vertex_anims(&model.face, *m, &mut out_meshes, static_prop);
+            let repose = repose_of(model, mm, &ir_world);
+            let fx = face::vertex_anims(
+                &model.face,
+                *m,
+                &mut out_meshes,
+                static_prop,
+                repose.as_deref(),
+            );
             for (pm, flexes) in out_meshes.iter_mut().zip(fx.per_mesh) {
                 pm.flexes = flexes;
             }

@@ -25,6 +25,13 @@ use crate::ir::model::Model;
 use super::math::{self, M34};
 use super::model::PBone;
 
+/// A `$definebone` fixup (position, QAngle degrees) as a matrix:
+/// `AngleMatrix(QAngle(pitch, yaw, roll), pos)`.
+pub(super) fn fixup_matrix(pos: [f32; 3], ang: [f32; 3]) -> M34 {
+    let rad = |d: f32| f64::from(d).to_radians() as f32;
+    math::from_euler([rad(ang[2]), rad(ang[0]), rad(ang[1])], pos)
+}
+
 /// `srcRealign` of every output bone (`None`: the identity), after turning `bones` in place.
 /// `None` when two IK chains ask one bone to point at two different children (Valve's compiler
 /// stops there too: "Trying to realign bone … with two children").
@@ -135,12 +142,7 @@ pub(super) fn realign(
     for k in 0..n {
         if pre_aligned(k) {
             if let Some((pos, ang)) = ir_bone(k).and_then(|b| b.fixup) {
-                // `AngleMatrix(QAngle(pitch, yaw, roll), pos)`
-                let rad = |d: f32| f64::from(d).to_radians() as f32;
-                src[k] = Some(math::from_euler(
-                    [rad(ang[2]), rad(ang[0]), rad(ang[1])],
-                    pos,
-                ));
+                src[k] = Some(fixup_matrix(pos, ang));
             }
         } else if new[k] != old[k] {
             src[k] = Some(math::mul(&math::invert(&old[k]), &new[k]));
