@@ -441,3 +441,71 @@ fn a_source_model_is_named_by_its_file_as_written() {
         .collect();
     assert_eq!(names, ["meshes\\ref.smd", &long[..63]]);
 }
+
+/// `rigid` (2006 SDK `IS_RIGID`): the attachment does not keep its bone. `helper`, which no
+/// vertex uses, is dropped, and `grip` moves to `hand`, the nearest bone above it that
+/// vertices use, its place re-expressed there: helper's frame (5, 0, 0), turned 90° about Z,
+/// then (1, 0, 0) in it → turn Rz(90°), translation (5, 1, 0). Valve's build of
+/// `alastor_rel.qc` moves its 7 `rigid` attachments the same way. Without `rigid`, `helper`
+/// is kept and the attachment stays on it as written.
+#[test]
+fn a_rigid_attachment_moves_to_the_nearest_bone_vertices_use() {
+    let dir = scratch("rigid");
+    std::fs::copy(fixture("rigid.smd"), dir.join("rigid.smd")).unwrap();
+    let qc = std::fs::read_to_string(fixture("rigid.qc")).unwrap();
+    for (name, text) in [
+        ("rigid.qc", qc.clone()),
+        ("plain.qc", qc.replace(" rigid\n", "\n")),
+    ] {
+        std::fs::write(dir.join(name), text).unwrap();
+        assert!(codes(&build(&dir.join(name), &dir)).is_empty());
+        let m = inspect_json(&dir.join("out/test/rigid.mdl"));
+        let bones: Vec<&str> = m["mdl"]["bones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap())
+            .collect();
+        let a = &m["mdl"]["attachments"][0];
+        let local: Vec<Vec<f64>> = a["local"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect()
+            })
+            .collect();
+        let (want_bones, want_bone, want) = if name == "rigid.qc" {
+            (
+                vec!["root", "hand"],
+                "hand",
+                [
+                    [0.0, -1.0, 0.0, 5.0],
+                    [1.0, 0.0, 0.0, 1.0],
+                    [0.0, 0.0, 1.0, 0.0],
+                ],
+            )
+        } else {
+            (
+                vec!["root", "hand", "helper"],
+                "helper",
+                [
+                    [1.0, 0.0, 0.0, 1.0],
+                    [0.0, 1.0, 0.0, 0.0],
+                    [0.0, 0.0, 1.0, 0.0],
+                ],
+            )
+        };
+        assert_eq!(bones, want_bones, "{name}");
+        assert_eq!(a["bone_name"], want_bone, "{name}");
+        for (r, w) in local.iter().zip(want) {
+            for (x, y) in r.iter().zip(w) {
+                assert!((x - y).abs() < 1e-5, "{name}: {local:?}");
+            }
+        }
+    }
+}

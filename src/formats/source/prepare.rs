@@ -290,6 +290,11 @@ fn repose_vertex(
     (p, n)
 }
 
+/// `$attachment … rigid`: the attachment does not keep its bone (2006 SDK `IS_RIGID`).
+fn is_rigid(a: &crate::ir::model::Attachment) -> bool {
+    a.flags.iter().any(|f| f.value == "rigid")
+}
+
 /// A material name without its extension (everything after the last `.`).
 pub fn texture_name(material: &str) -> String {
     let base = material.rsplit(['/', '\\']).next().unwrap_or(material);
@@ -582,7 +587,21 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         mark(BoneId(b as u32), &mut keep);
     }
     for a in &model.attachments {
-        mark(a.bone, &mut keep);
+        if is_rigid(a) {
+            // 2006 SDK `TagUsedBones`: a `rigid` attachment keeps the nearest bone at or above
+            // its own that LOD 0's vertices use, not its own bone (`LinkAttachments` then
+            // moves it there)
+            let mut cur = Some(a.bone);
+            while let Some(c) = cur {
+                if weighted.get(c.index()).copied().unwrap_or(false) {
+                    mark(c, &mut keep);
+                    break;
+                }
+                cur = model.bones.get(c.index()).and_then(|b| b.parent);
+            }
+        } else {
+            mark(a.bone, &mut keep);
+        }
     }
     for c in &model.ik_chains {
         mark(c.bones[2], &mut keep);
@@ -906,7 +925,14 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
     // --- attachments -----------------------------------------------------------------------------------
     let mut attachments = Vec::new();
     for a in &model.attachments {
-        let bone = out_bone(a.bone);
+        // a bone the model dropped (a `rigid` attachment's): its nearest kept ancestor, the
+        // place re-expressed there (2006 SDK `LinkAttachments`)
+        let mut at = Some(a.bone);
+        while let Some(c) = at.filter(|c| ir_to_out.get(c.index()).copied().flatten().is_none()) {
+            at = model.bones.get(c.index()).and_then(|b| b.parent);
+        }
+        let moved = at != Some(a.bone);
+        let bone = at.map_or(0, out_bone);
         let mut local = math::IDENTITY;
         if let Some(r) = a.rotate_deg {
             // QAngle (pitch, yaw, roll) → Euler (roll, pitch, yaw)
@@ -942,6 +968,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             local = math::mul(&rz, &world);
         } else if absolute {
             local = math::mul(&bones[bone].pose_to_bone, &local);
+        } else if moved {
+            let world = math::mul(&ir_world[a.bone.index()], &local);
+            local = math::mul(&bones[bone].pose_to_bone, &world);
         }
         set(&mut flags, bone, 0x200);
         attachments.push(PAttachment {
