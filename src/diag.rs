@@ -343,6 +343,9 @@ codes! {
     SourceSaveFrameUnknownBone = "W0624", Warning;
     /// an IK rule's type word is not one Valve's compiler knows: the rule has no type
     SourceIkRuleNoType = "W0623", Warning;
+    /// `$animblocksize` asks for blocks too small to fit the animations in 255; the smallest
+    /// size that fits is taken
+    SourceAnimBlocksGrown = "W0625", Warning;
 
     // --- Source back end: collision models (E0660-E0679, W0660-W0679) ------------------------
     /// a collision model has no solid: no triangles, or every piece is flat

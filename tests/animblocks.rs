@@ -381,8 +381,10 @@ fn bonesaveframe_chooses_the_bones() {
         .all(|b| b.rec.flags & (SAVE_POS | SAVE_ROT) == 0));
 }
 
-/// A negative size, and more blocks than the engine keeps (255 besides the MDL), are E0622
-/// at the `$animblocksize` value, with no output.
+/// A negative size is E0622 at the `$animblocksize` value, with no output. More blocks than
+/// the engine keeps (255 besides the MDL) is W0625 there: the smallest size in KB that fits is
+/// taken (Valve's later compilers build such projects: Garry's Mod's player animations), and
+/// the files are those of a QC that asks for that size.
 #[test]
 fn block_errors() {
     let dir = project("negative", "$animblocksize -4", 0);
@@ -393,32 +395,31 @@ fn block_errors() {
     // 1 KB blocks and 260 animations of over 1 KB each: a block per animation
     let dir = project("many", "$animblocksize 1", 255);
     let (out, diags) = compile_qc(&dir.join("model.qc"));
-    assert!(out.is_none());
-    let e = diags.iter().find(|d| d.code.as_str() == "E0622").unwrap();
-    assert!(e.message.contains("255"), "{}", e.message);
-    assert_eq!(labelled(&diags, &dir, "E0622"), ["1"]);
-    // the help names the smallest size in KB that fits, and it builds
-    let help = e
-        .notes
-        .iter()
-        .find(|n| n.starts_with("help: `$animblocksize "))
-        .unwrap_or_else(|| panic!("{:?}", e.notes));
-    let kb: usize = help["help: `$animblocksize ".len()..]
-        .split('`')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    // 1 KB, one less, is the size refused above
-    assert_eq!(kb, 2, "{help}");
-    let fits = project("many-fits", &format!("$animblocksize {kb}"), 255);
-    let (files, _) = compile(&fits);
+    let grown = out.unwrap_or_else(|| panic!("{diags:#?}"));
+    let w = diags.iter().find(|d| d.code.as_str() == "W0625").unwrap();
+    assert!(
+        w.message
+            .contains("blocks of 1 KB, and Source reads at most 255: mdlc writes blocks of 2 KB"),
+        "{}",
+        w.message
+    );
+    assert_eq!(labelled(&diags, &dir, "W0625"), ["1"]);
+    // 2 KB, one more, fits: the same files as a QC asking for it
+    let fits = project("many-fits", "$animblocksize 2", 255);
+    let (files, fits_diags) = compile_qc(&fits.join("model.qc"));
+    let files = files.unwrap_or_else(|| panic!("{fits_diags:#?}"));
+    assert!(!fits_diags.iter().any(|d| d.code.as_str() == "W0625"));
     let m = read::read_mdl_ani(file(&files, ".mdl"), Some(file(&files, ".ani"))).unwrap();
     assert!(m.anim_blocks.len() <= 256, "{}", m.anim_blocks.len());
     assert!(
-        help.contains(&format!("({} blocks)", m.anim_blocks.len() - 1)),
-        "{help}"
+        w.message
+            .contains(&format!("({} blocks)", m.anim_blocks.len() - 1)),
+        "{}",
+        w.message
     );
+    for name in [".mdl", ".ani", ".vvd"] {
+        assert_eq!(file(&grown, name), file(&files, name), "{name}");
+    }
 }
 
 /// The CLI: `mdlc build` writes the `.ani` beside the `.mdl`, `mdlc inspect` reads it (the

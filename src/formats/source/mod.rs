@@ -73,35 +73,55 @@ const PARALLEL_FILE_VERTS: usize = 50_000;
 
 /// The files of a prepared model.
 fn write_files(
-    plan: model::SourceModel,
+    mut plan: model::SourceModel,
     cited: &Cited,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Vec<(String, Vec<u8>)>> {
-    let (mut mdl, ani) = write::write_mdl(&plan);
-    // the engine keeps at most 256 anim blocks, the MDL itself included (`MAXSTUDIOANIMBLOCKS`);
-    // checked before the other files are made
-    if let (Some(ani), Some(span)) = (&ani, cited.anim_block_size) {
-        if ani.blocks.len() > 256 {
-            let help = match ani.smallest_kb_within(255) {
-                Some(kb) => format!(
-                    "help: `$animblocksize {kb}` is the smallest size in KB that fits them ({} blocks)",
-                    ani.blocks_with(kb * 1024)
-                ),
-                None => "help: give a larger `$animblocksize`".to_string(),
-            };
-            diags.push(
-                Diagnostic::new(
-                    crate::diag::Code::SourceAnimLimit,
-                    format!(
-                        "the animations need {} blocks of this size; Source reads at most 255",
-                        ani.blocks.len() - 1
-                    ),
-                    span,
-                    "this block size",
-                )
-                .with_note(help),
-            );
-            return None;
+    let (mut mdl, mut ani) = write::write_mdl(&plan);
+    // The engine keeps at most 256 anim blocks, the MDL itself included (`MAXSTUDIOANIMBLOCKS`);
+    // checked before the other files are made. The size is the compiler's packing target (the
+    // MDL records each block's range), and Valve's later compilers build projects that ask for
+    // a size whose blocks would not fit in mdlc's packing (Garry's Mod's player animations,
+    // `$animblocksize 32`): the smallest size that fits is taken, with a warning.
+    if let (Some(a), Some(span)) = (&ani, cited.anim_block_size) {
+        if a.blocks.len() > 256 {
+            let need = a.blocks.len() - 1;
+            let asked = plan.anim.blocks.as_ref().map_or(0, |b| b.size / 1024);
+            match a.smallest_kb_within(255) {
+                Some(kb) => {
+                    if let Some(b) = plan.anim.blocks.as_mut() {
+                        b.size = kb * 1024;
+                    }
+                    (mdl, ani) = write::write_mdl(&plan);
+                    let made = ani.as_ref().map_or(0, |a| a.blocks.len().saturating_sub(1));
+                    diags.push(
+                        Diagnostic::new(
+                            crate::diag::Code::SourceAnimBlocksGrown,
+                            format!(
+                                "the animations need {need} blocks of {asked} KB, and Source reads at most 255: mdlc writes blocks of {kb} KB ({made} blocks)"
+                            ),
+                            span,
+                            "this block size",
+                        )
+                        .with_note("the MDL records where each block starts and ends, so a larger block costs only the memory it takes while it loads")
+                        .with_note(format!("help: write `$animblocksize {kb}` to ask for this size")),
+                    );
+                }
+                None => {
+                    diags.push(
+                        Diagnostic::new(
+                            crate::diag::Code::SourceAnimLimit,
+                            format!(
+                                "the animations need {need} blocks of this size; Source reads at most 255"
+                            ),
+                            span,
+                            "this block size",
+                        )
+                        .with_note("no block size under 1024 KB fits them in 255 blocks"),
+                    );
+                    return None;
+                }
+            }
         }
     }
     let check = write::checksum(&mdl);
