@@ -450,6 +450,11 @@ impl MeshCtx<'_, '_> {
             }
             _ => (&[][..], &[][..]),
         };
+        let jw = JointWeights {
+            weights,
+            joints,
+            count: joint_count,
+        };
         let corners = pos_idx.len();
         let mismatch = |what: &str, n: usize| {
             bad(
@@ -509,36 +514,11 @@ impl MeshCtx<'_, '_> {
                 None => [0.0, 0.0],
             };
             let first = mesh.weights.len() as u32;
-            if joint_count > 0 {
-                for k in 0..joint_count {
-                    let slot = p * joint_count + k;
-                    let (Some(&w), Some(&j)) = (weights.get(slot), joints.get(slot)) else {
-                        return Err(format!(
-                            "position {p} of the mesh `{}` has no weights (`jointWeights` is too short)",
-                            shape.name
-                        ));
-                    };
-                    if !w.is_finite() || w <= 0.0 {
-                        continue;
-                    }
-                    let Some(b) = usize::try_from(j)
-                        .ok()
-                        .and_then(|j| self.joint_bone.get(j).copied().flatten())
-                    else {
-                        return Err(format!(
-                            "position {p} of the mesh `{}` is weighted to joint {j}, which the model does not have",
-                            shape.name
-                        ));
-                    };
-                    let b = BoneId(b as u32);
-                    match mesh.weights[first as usize..]
-                        .iter_mut()
-                        .find(|x| x.bone == b)
-                    {
-                        Some(x) => x.weight += w,
-                        None => mesh.weights.push(Weight { bone: b, weight: w }),
-                    }
-                }
+            for (b, w) in self.position_links(&jw, p, &shape.name)? {
+                mesh.weights.push(Weight {
+                    bone: BoneId(b as u32),
+                    weight: w,
+                });
             }
             let mine = &mut mesh.weights[first as usize..];
             let sum: f32 = mine.iter().map(|w| w.weight).sum();
@@ -634,9 +614,7 @@ impl MeshCtx<'_, '_> {
             positions,
             pos_idx,
             normals,
-            weights,
-            joints,
-            joint_count,
+            jw,
         };
         match self.shapes(&input, &used, &deltas, shapes) {
             Ok(()) => true,
@@ -704,7 +682,12 @@ impl MeshCtx<'_, '_> {
             };
             acc.base.push((id, self.place(local), self.turn(normal)));
             acc.balance.push(side);
-            acc.links.push(self.links_of(input, p));
+            let mut links = self.position_links(&input.jw, p, mesh)?;
+            if links.is_empty() {
+                links.push((self.bone, 1.0));
+            }
+            acc.links
+                .push(links.into_iter().map(|(b, w)| (b as u32, w)).collect());
         }
         for (_, delta) in deltas {
             let name = delta.name.clone();
@@ -780,14 +763,22 @@ impl MeshCtx<'_, '_> {
         Ok(())
     }
 
-    /// The bones a position is weighted to (the file's bone numbers, weights as given; a
-    /// position without weights follows the mesh's dag), as the mesh's corners get them.
-    fn links_of(&self, input: &ShapeInput<'_>, p: usize) -> Vec<(u32, f32)> {
-        let mut out: Vec<(u32, f32)> = Vec::new();
-        for k in 0..input.joint_count {
-            let slot = p * input.joint_count + k;
-            let (Some(&w), Some(&j)) = (input.weights.get(slot), input.joints.get(slot)) else {
-                continue;
+    /// The bones position `p` is weighted to (this file's bone numbers; weights as given, a
+    /// joint listed twice summed, links of no weight left out). Empty when it has none: its
+    /// corners then follow the mesh's dag.
+    fn position_links(
+        &self,
+        jw: &JointWeights<'_>,
+        p: usize,
+        mesh: &str,
+    ) -> Result<Vec<(usize, f32)>, String> {
+        let mut out: Vec<(usize, f32)> = Vec::new();
+        for k in 0..jw.count {
+            let slot = p * jw.count + k;
+            let (Some(&w), Some(&j)) = (jw.weights.get(slot), jw.joints.get(slot)) else {
+                return Err(format!(
+                    "position {p} of the mesh `{mesh}` has no weights (`jointWeights` is too short)"
+                ));
             };
             if !w.is_finite() || w <= 0.0 {
                 continue;
@@ -796,17 +787,16 @@ impl MeshCtx<'_, '_> {
                 .ok()
                 .and_then(|j| self.joint_bone.get(j).copied().flatten())
             else {
-                continue;
+                return Err(format!(
+                    "position {p} of the mesh `{mesh}` is weighted to joint {j}, which the model does not have"
+                ));
             };
-            match out.iter_mut().find(|x| x.0 == b as u32) {
+            match out.iter_mut().find(|x| x.0 == b) {
                 Some(x) => x.1 += w,
-                None => out.push((b as u32, w)),
+                None => out.push((b, w)),
             }
         }
-        if out.is_empty() {
-            out.push((self.bone as u32, 1.0));
-        }
-        out
+        Ok(out)
     }
 
     /// A mesh position in the file's model space (through the dag's world transform).
@@ -838,10 +828,14 @@ struct ShapeInput<'a> {
     positions: &'a [[f32; 3]],
     pos_idx: &'a [i32],
     normals: Option<(&'a [[f32; 3]], &'a [i32])>,
-    /// `jointWeights` and `jointIndices`, `joint_count` per position.
+    jw: JointWeights<'a>,
+}
+
+/// A bind state's `jointWeights` and `jointIndices`, `count` (`jointCount`) per position.
+struct JointWeights<'a> {
     weights: &'a [f32],
     joints: &'a [i32],
-    joint_count: usize,
+    count: usize,
 }
 
 /// A shape's vertex: base vertex id, position, normal (as [`Shape::vertices`]).

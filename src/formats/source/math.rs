@@ -33,6 +33,20 @@ pub fn from_euler(rot: [f32; 3], pos: [f32; 3]) -> M34 {
     ]
 }
 
+/// Bone-to-model matrices from each bone's local transform and parent, in list order: a bone
+/// whose parent comes later in the list (or is missing) counts as a root.
+pub fn chain(bones: impl Iterator<Item = (M34, Option<usize>)>) -> Vec<M34> {
+    let mut world: Vec<M34> = Vec::new();
+    for (local, parent) in bones {
+        let w = match parent.and_then(|p| world.get(p)) {
+            Some(pw) => mul(pw, &local),
+            None => local,
+        };
+        world.push(w);
+    }
+    world
+}
+
 pub fn mul(a: &M34, b: &M34) -> M34 {
     let mut o = [[0.0f32; 4]; 3];
     for r in 0..3 {

@@ -419,15 +419,12 @@ pub fn plan(
     }
 
     // bind pose of the mesh's own skeleton
-    let mut world: Vec<math::M34> = Vec::with_capacity(n);
-    for b in &skel.bones {
-        let local = math::from_euler(b.rest.rot, b.rest.pos);
-        let w = match b.parent.and_then(|p| world.get(p.index())) {
-            Some(pw) => math::mul(pw, &local),
-            None => local,
-        };
-        world.push(w);
-    }
+    let world: Vec<math::M34> = math::chain(skel.bones.iter().map(|b| {
+        (
+            math::from_euler(b.rest.rot, b.rest.pos),
+            b.parent.map(|p| p.index()),
+        )
+    }));
 
     let mut solids: Vec<PhysSolid> = Vec::new();
     let mut prop_bounds = None;

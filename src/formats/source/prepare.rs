@@ -403,15 +403,12 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
 
     // every bone's rest transform in model space (the meshes are re-posed to it, and the
     // output bones are made from it)
-    let mut ir_world: Vec<M34> = Vec::with_capacity(nbones_ir);
-    for b in &model.bones {
-        let local = math::from_euler(b.rest.rot, b.rest.pos);
-        let w = match b.rest_parent.and_then(|p| ir_world.get(p.index())) {
-            Some(pw) => math::mul(pw, &local),
-            None => local,
-        };
-        ir_world.push(w);
-    }
+    let ir_world: Vec<M34> = math::chain(model.bones.iter().map(|b| {
+        (
+            math::from_euler(b.rest.rot, b.rest.pos),
+            b.rest_parent.map(|p| p.index()),
+        )
+    }));
 
     // --- welding, and the weight cleanup's report ------------------------------------------------
     // Every body-part model's corners are made (weights balanced, normals unit length) and
