@@ -182,10 +182,10 @@ fn corners_in(
 /// model's, weighted: `p' = Σ wᵢ · B_kᵢ · (F_kᵢ · S_kᵢ)⁻¹ · p`, the normal likewise and
 /// normalised. Per model bone, `B_k · (F_k · S_k)⁻¹`; `None` for a bone where that is the
 /// identity but for printing noise (1e-4 in the turn, 0.002 units; a mesh in the model's pose
-/// keeps its positions bit for bit), and `None` overall when no bone moves. Valve's build of `alastor_rel.qc` (issue 16's notes)
-/// shows it: its DMX head, bound in a pose 2.2 units from the `$definebone` skeleton's, sits
-/// on that skeleton.
-pub(super) fn repose_of(
+/// keeps its positions bit for bit), and `None` overall when no bone moves. Valve's build of
+/// `alastor_rel.qc` (issue 16's notes) shows it: its DMX head, bound in a pose 2.2 units from
+/// the `$definebone` skeleton's, sits on that skeleton.
+fn repose_of(
     model: &Model,
     mm: &crate::ir::model::ModelMesh,
     ir_world: &[M34],
@@ -410,6 +410,14 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         )
     }));
 
+    // per mesh, how its vertices are re-posed onto the model's bones (`None`: they stay)
+    let reposes: Vec<Option<Vec<Option<M34>>>> = model
+        .meshes
+        .iter()
+        .map(|mm| repose_of(model, mm, &ir_world))
+        .collect();
+    let repose_of_mesh = |m: MeshId| reposes.get(m.index()).and_then(|r| r.as_deref());
+
     // --- welding, and the weight cleanup's report ------------------------------------------------
     // Every body-part model's corners are made (weights balanced, normals unit length) and
     // welded into one vertex pool per material here, before the bones are chosen: the bones
@@ -440,9 +448,9 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 // each triangle's texture and corners (weights balanced, normals unit length),
                 // and what the balancing dropped: made on a spare core for a large mesh, a
                 // block ahead of the welding here
-                let repose = repose_of(model, smesh, &ir_world);
+                let repose = repose_of_mesh(*src);
                 let make = |t: &crate::ir::Triangle| -> Made {
-                    let (tri, lost, largest) = corners_in(smesh, t, repose.as_deref());
+                    let (tri, lost, largest) = corners_in(smesh, t, repose);
                     let tex = smesh
                         .material_of(t)
                         .map(|mat| mat_tex.get(mat.index()).copied().unwrap_or(0));
@@ -798,13 +806,12 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                 mm.written.clone()
             };
             // vertex animation (flexes), which may also move vertices to the default shape
-            let repose = repose_of(model, mm, &ir_world);
             let fx = face::vertex_anims(
                 &model.face,
                 *m,
                 &mut out_meshes,
                 static_prop,
-                repose.as_deref(),
+                repose_of_mesh(*m),
             );
             for (pm, flexes) in out_meshes.iter_mut().zip(fx.per_mesh) {
                 pm.flexes = flexes;
