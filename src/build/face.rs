@@ -364,8 +364,7 @@ impl Builder<'_> {
             first_time,
             num_frames,
             scale,
-            balance: None,
-            links: None,
+            dmx: None,
         });
         Some(face.vtas.len() - 1)
     }
@@ -407,14 +406,14 @@ impl Builder<'_> {
             first_time: 0,
             num_frames: shapes.deltas.len() + 1,
             scale: mesh.scale,
-            balance: Some(shapes.balance.clone()),
-            links: Some(
-                shapes
+            dmx: Some(DmxShapeVertices {
+                balance: shapes.balance.clone(),
+                links: shapes
                     .links
                     .iter()
                     .map(|l| l.iter().map(|&(q, w)| (model_bone(mesh, q), w)).collect())
                     .collect(),
-            ),
+            }),
         });
         for (k, d) in shapes.deltas.iter().enumerate() {
             let (desc, pair) = if d.stereo {

@@ -41,14 +41,19 @@ pub struct Vta {
     pub num_frames: usize,
     /// The body part mesh scale (the VTA's positions are multiplied by it, as the reference's).
     pub scale: f32,
-    /// Per base vertex id, the side a key's vertex belongs to (1: wholly a stereo key's
-    /// description, 0: wholly its pair): a DMX mesh's `balance` ([`MeshShapes::balance`]).
-    /// `None` for a VTA file.
-    pub balance: Option<Vec<f32>>,
-    /// Per base vertex id, the model bones it is weighted to (a DMX mesh's shapes, which are
-    /// re-posed with their mesh); `None` for a VTA file, whose shapes are matched as written,
-    /// as Valve's 2006 compiler matches them.
-    pub links: Option<Vec<Vec<(BoneId, f32)>>>,
+    /// What a DMX mesh's shapes have besides a VTA's (`None` for a VTA file, whose shapes are
+    /// matched as written, as Valve's 2006 compiler matches them).
+    pub dmx: Option<DmxShapeVertices>,
+}
+
+/// Per base vertex id of a DMX mesh's shapes ([`MeshShapes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmxShapeVertices {
+    /// The side a key's vertex belongs to (1: wholly a stereo key's description, 0: wholly its
+    /// pair): the file's `balance`.
+    pub balance: Vec<f32>,
+    /// The model bones the vertex is weighted to: the shapes are re-posed with their mesh.
+    pub links: Vec<Vec<(BoneId, f32)>>,
 }
 
 impl Vta {
@@ -160,8 +165,8 @@ pub struct FlexKey {
     /// The VTA file (an index into [`Face::vtas`]) and frame.
     pub vta: usize,
     pub frame: i32,
-    /// A DMX mesh's shape: each vertex's `side` is its balance (the VTA's
-    /// [`balance`](Vta::balance)), stereo or not, as Valve's build of `alastor_rel.qc` stores
+    /// A DMX mesh's shape: each vertex's `side` is its balance
+    /// ([`DmxShapeVertices::balance`]), stereo or not, as Valve's build of `alastor_rel.qc` stores
     /// it; not a fade across `split`.
     pub balance_side: bool,
     pub span: FileSpan,

@@ -309,8 +309,10 @@ pub fn vertex_anims(
     // (`prepare::repose_of`): each vertex through its links' matrices, the normal (and so
     // the normal delta) turned, not normalised. A VTA's shapes are matched as written.
     let src = |vta: &Vta, id: u32, p: [f32; 3], n: [f32; 3]| -> ([f32; 3], [f32; 3]) {
-        let (Some(r), Some(links)) = (repose, vta.links.as_ref().and_then(|l| l.get(id as usize)))
-        else {
+        let (Some(r), Some(links)) = (
+            repose,
+            vta.dmx.as_ref().and_then(|d| d.links.get(id as usize)),
+        ) else {
             return (p, n);
         };
         if links
@@ -472,7 +474,7 @@ pub fn vertex_anims(
         let Some(shape) = vta.shape(key.frame).filter(|_| key.frame != 0) else {
             continue;
         };
-        let dmx = vta.balance.is_some();
+        let dmx = vta.dmx.is_some();
         // (model vertex, delta, normal delta, side)
         let mut dest: Vec<(usize, [f32; 3], [f32; 3], f32)> = Vec::new();
         // the shape's vertices by id, made when a twin is looked up
@@ -508,9 +510,9 @@ pub fn vertex_anims(
             let side = if key.balance_side {
                 // a DMX shape: the vertex's balance (Valve's build of alastor_rel.qc stores
                 // 255 × balance, truncated, for stereo and plain shapes alike)
-                vta.balance
+                vta.dmx
                     .as_ref()
-                    .and_then(|b| b.get(id as usize))
+                    .and_then(|d| d.balance.get(id as usize))
                     .copied()
                     .unwrap_or(0.5)
                     .clamp(0.0, 1.0)

@@ -819,7 +819,7 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             for (vta, n) in fx.unmatched {
                 let file = model.face.vtas.get(vta);
                 if let Some(base) = file.and_then(|v| v.base()) {
-                    let what = if file.is_some_and(|v| v.balance.is_some()) {
+                    let what = if file.is_some_and(|v| v.dmx.is_some()) {
                         "DMX file's flex shapes"
                     } else {
                         "VTA"
