@@ -1129,3 +1129,69 @@ fn dmx_flex_shapes_follow_their_reposed_mesh() {
         }
     }
 }
+
+/// A DMX gives normals, and normal deltas, per corner. Here corner 4 repeats corner 0's position
+/// and texture coordinates with a normal 0.0001 away, and only its normal moves in `brow`: the
+/// weld makes one vertex of the two, which keeps one normal delta. That is not motion lost (the
+/// position moves the same way), so no W0413 (it was reported before DMX shapes counted only
+/// position motion), and the vertex moves up by 1 as its twin does.
+#[test]
+fn dmx_corners_welded_with_their_normal_deltas_are_not_reported() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-twins"));
+    let dmx = std::fs::read_to_string(src.join("head.dmx")).unwrap();
+    let edits = [
+        (
+            r#""faces" "int_array" [ "0", "1", "2", "-1", "0", "2", "3", "-1" ]"#,
+            r#""faces" "int_array" [ "0", "1", "2", "-1", "4", "2", "3", "-1" ]"#,
+        ),
+        (
+            "\"positionsIndices\" \"int_array\" [ \"0\", \"1\", \"2\", \"3\" ]\n\t\"normals\"",
+            "\"positionsIndices\" \"int_array\" [ \"0\", \"1\", \"2\", \"3\", \"0\" ]\n\t\"normals\"",
+        ),
+        (
+            r#""normals" "vector3_array" [ "0 -1 0" ]"#,
+            r#""normals" "vector3_array" [ "0 -1 0", "0.0001 -1 0" ]"#,
+        ),
+        (
+            r#""normalsIndices" "int_array" [ "0", "0", "0", "0" ]"#,
+            r#""normalsIndices" "int_array" [ "0", "0", "0", "0", "1" ]"#,
+        ),
+        (
+            r#""textureCoordinatesIndices" "int_array" [ "0", "1", "2", "3" ]"#,
+            r#""textureCoordinatesIndices" "int_array" [ "0", "1", "2", "3", "0" ]"#,
+        ),
+        (
+            r#""balanceIndices" "int_array" [ "0", "1", "2", "3" ]"#,
+            r#""balanceIndices" "int_array" [ "0", "1", "2", "3", "0" ]"#,
+        ),
+        (
+            r#""positionsIndices" "int_array" [ "0", "1", "2" ]"#,
+            r#""positionsIndices" "int_array" [ "0", "1", "2" ]
+								"normals" "vector3_array" [ "0 0 0.1" ]
+								"normalsIndices" "int_array" [ "1" ]"#,
+        ),
+    ];
+    let mut text = dmx.clone();
+    for (from, to) in edits {
+        assert_eq!(text.matches(from).count(), 1, "{from}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(dir.join("head.dmx"), text).unwrap();
+    std::fs::copy(src.join("face_dmx.qc"), dir.join("face_dmx.qc")).unwrap();
+    let out = common::build_into_out(&dir.join("face_dmx.qc"), &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning["), "{err}");
+    let Some(o) = face(&dir.join("out/test/face_dmx.mdl")) else {
+        return;
+    };
+    let brow = &flexes_of(&o)[0][1];
+    // one vertex at (−2, −3, 60): the two corners were welded
+    assert_eq!(brow.3.len(), 3, "{brow:?}");
+    assert!(
+        brow.3
+            .contains(&([-2.0, -3.0, 60.0], [0.0, 0.0, 1.0], 1.0, 1.0)),
+        "{brow:?}"
+    );
+}
