@@ -1195,3 +1195,42 @@ fn dmx_corners_welded_with_their_normal_deltas_are_not_reported() {
         "{brow:?}"
     );
 }
+
+/// A face made only of a DMX mesh's shapes is held to the engine's limits too: 1,025 more delta
+/// states beside the fixture's two make 1,028 flex descriptions (`brow` is two), more than
+/// `MAXSTUDIOFLEXDESC` (1,024), reported (E0420) at
+/// the mesh, with nothing written.
+#[test]
+fn too_many_dmx_shapes_are_an_error_at_the_mesh() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-limit"));
+    let dmx = std::fs::read_to_string(src.join("head.dmx")).unwrap();
+    let shapes: Vec<String> = (0..1025)
+        .map(|i| format!("\"DmeVertexDeltaData\" {{ \"name\" \"string\" \"s{i}\" }}"))
+        .collect();
+    let at = dmx.find("\"deltaStates\" \"element_array\"").unwrap();
+    let open = at + dmx[at..].find('[').unwrap();
+    let text = format!(
+        "{}[ {}, {}",
+        &dmx[..open],
+        shapes.join(", "),
+        &dmx[open + 1..]
+    );
+    std::fs::write(dir.join("head.dmx"), text).unwrap();
+    std::fs::write(
+        dir.join("body.qc"),
+        "$modelname \"test/limit.mdl\"\n$body \"head\" \"head.dmx\"\n$sequence \"idle\" \"head.dmx\"\n",
+    )
+    .unwrap();
+    let out = common::build_into_out(&dir.join("body.qc"), &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "error[E0420]: the model has 1028 flex descriptions; the engine reads at most 1024"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("body.qc:2:14"), "{err}");
+    assert!(!dir.join("out/test/limit.mdl").exists());
+}

@@ -513,12 +513,14 @@ impl Builder<'_> {
     }
 
     fn face_limits(&mut self, face: &Face, faces: &[Option<&FaceSpec>]) {
+        // the face's first line, else (a face only of DMX shapes) the first mesh with shapes
         let Some(span) = faces
             .iter()
             .flatten()
             .flat_map(|f| f.items.first())
             .map(item_span)
             .next()
+            .or_else(|| face.keys.first().map(|k| k.span))
         else {
             return;
         };
