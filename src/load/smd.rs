@@ -28,9 +28,15 @@ pub fn check_smd(sources: &Sources, id: FileId, diags: &mut Vec<Diagnostic>) -> 
     check_smd_text(sources.text(id), id, diags)
 }
 
-/// [`check_smd`] on the text of file `id`, held by the caller.
+/// [`check_smd`] on the text of file `id`, held by the caller. A long file is read in pieces
+/// on the cores there are to spare, as a project's files are.
 pub fn check_smd_text(text: &str, id: FileId, diags: &mut Vec<Diagnostic>) -> Option<SmdModel> {
-    let parsed = smd::parse(text, id);
+    let threads = if text.len() >= PARALLEL_PARSE_BYTES {
+        spare_threads(usize::MAX)
+    } else {
+        1
+    };
+    let parsed = smd::parse_split(text, id, threads);
     let ok = !parsed.has_errors();
     diags.extend(parsed.diagnostics);
     if !ok {
