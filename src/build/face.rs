@@ -13,7 +13,7 @@
 
 use crate::diag::{Code, Diagnostic, FileSpan};
 use crate::ir::face::*;
-use crate::ir::model::{Material, MaterialId, MeshId, ModelBone, ModelMesh};
+use crate::ir::model::{nearest_model_bone, Material, MaterialId, MeshId, ModelBone, ModelMesh};
 use crate::ir::skeleton::BoneId;
 use crate::project::face::{ExprToken, FaceItem, FaceSpec, FlexKind, LidKind};
 use crate::project::spec::{FileRef, Spanned};
@@ -411,7 +411,14 @@ impl Builder<'_> {
                 links: shapes
                     .links
                     .iter()
-                    .map(|l| l.iter().map(|&(q, w)| (model_bone(mesh, q), w)).collect())
+                    .map(|l| {
+                        l.iter()
+                            .map(|&(q, w)| {
+                                let b = nearest_model_bone(&mesh.file_bones, q as usize);
+                                (b.unwrap_or(BoneId(0)), w)
+                            })
+                            .collect()
+                    })
                     .collect(),
             }),
         });
@@ -760,22 +767,6 @@ fn find(descs: &[String], name: &str) -> Option<usize> {
 }
 
 /// Valve's `Add_Flexdesc`: the existing description of that name, or a new one.
-/// The model bone a bone of the mesh's file stands for: its own, else its nearest ancestor's
-/// the model has, else the first (as the mesh's corners are mapped, `build::meshes`).
-fn model_bone(mesh: &ModelMesh, q: u32) -> BoneId {
-    let mut cur = Some(q as usize);
-    for _ in 0..=mesh.file_bones.len() {
-        let Some(b) = cur.and_then(|c| mesh.file_bones.get(c)) else {
-            break;
-        };
-        if let Some(k) = b.bone {
-            return k;
-        }
-        cur = b.parent.map(|p| p as usize);
-    }
-    BoneId(0)
-}
-
 fn add_desc(descs: &mut Vec<String>, name: &str) -> usize {
     match find(descs, name) {
         Some(i) => i,

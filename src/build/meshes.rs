@@ -243,27 +243,10 @@ impl Builder<'_> {
         let fallback: Vec<Option<BoneId>> = if gold {
             map.clone()
         } else {
-            (0..map.len())
+            (0..file_bones.len())
                 .map(|i| {
-                    let mut cur = Some(i);
-                    let mut steps = 0;
-                    while let Some(c) = cur {
-                        if let Some(Some(b)) = map.get(c) {
-                            return Some(*b);
-                        }
-                        steps += 1;
-                        if steps > map.len() {
-                            break;
-                        }
-                        cur = l
-                            .smd
-                            .skeleton
-                            .bones
-                            .get(c)
-                            .and_then(|b| b.parent)
-                            .map(|p| p.index());
-                    }
-                    (!bones.is_empty()).then_some(BoneId(0))
+                    crate::ir::model::nearest_model_bone(&file_bones, i)
+                        .or((!bones.is_empty()).then_some(BoneId(0)))
                 })
                 .collect()
         };

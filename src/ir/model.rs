@@ -351,6 +351,21 @@ pub struct MeshBone {
     pub bone: Option<BoneId>,
 }
 
+/// The model bone file bone `q` stands for: its own ([`MeshBone::bone`]), else its nearest
+/// ancestor's that the model has (a bone of a file loaded only as an LOD's replacement, as the
+/// 2006 SDK maps source bones); `None` when no bone up the chain is in the model.
+pub fn nearest_model_bone(file_bones: &[MeshBone], q: usize) -> Option<BoneId> {
+    let mut cur = Some(q);
+    for _ in 0..=file_bones.len() {
+        let b = file_bones.get(cur?)?;
+        if b.bone.is_some() {
+            return b.bone;
+        }
+        cur = b.parent.map(|p| p as usize);
+    }
+    None
+}
+
 impl ModelMesh {
     /// The model material of a triangle.
     pub fn material_of(&self, t: &super::Triangle) -> Option<MaterialId> {
