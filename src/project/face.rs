@@ -332,9 +332,11 @@ impl<'a> Parser<'a, '_> {
                     self.no_auto_dmx_rules = true;
                     Some(())
                 }
-                "attachment" | "spherenormals" if !w.quoted => {
+                "attachment" | "spherenormals" | "dmxeyelid" if !w.quoted => {
                     // Valve's 2006 compiler ignores `attachment` here and reads
-                    // `spherenormals` (normals pointing away from a point): not carried.
+                    // `spherenormals` (normals pointing away from a point); later compilers
+                    // read `dmxeyelid` (an eyelid made of a DMX mesh's shapes), which no Valve
+                    // build at hand shows the records of: not carried.
                     self.diags.push(
                         Diagnostic::new(
                             Code::QcNotSupported,
@@ -1109,6 +1111,23 @@ mod tests {
         // `flex` before any flexfile, `é` in a rule, the stray `x`: errors, no panic
         assert!(!d.is_empty());
         assert!(f.items.is_empty());
+    }
+
+    /// `dmxeyelid` (later compilers) is read past with W0220, not refused: the model is built
+    /// without the lid.
+    #[test]
+    fn dmxeyelid_is_ignored_with_a_warning() {
+        let w = words(
+            "dmxeyelid upper \"h.dmx\" lowerer a -1 neutral b 0 raiser c 1 righteyeball r lefteyeball l\nlocalvar v\n",
+            span(),
+            true,
+        );
+        let mut d = Vec::new();
+        let f = parse(&w, Path::new("."), &mut d);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, Code::QcNotSupported);
+        assert!(d[0].message.contains("`dmxeyelid`"), "{}", d[0].message);
+        assert_eq!(f.items.len(), 1);
     }
 
     /// `noautodmxrules` (later compilers: no automatic rules from a DMX's controls) is a flag
