@@ -101,7 +101,8 @@ fn mutation_run(dirs: &[&str], body: fn(&[u8]), per_seed: usize) {
     }
 }
 
-/// DMX files (binary 2 and 5, `keyvalues2`; `fuzz/corpus/dmx` and the DMX fixtures),
+/// DMX files (binary 2, 4 and 5, `keyvalues2`, two of them with flex shapes and a combination
+/// operator; `fuzz/corpus/dmx`),
 /// mutated: every input gives a model or an error, never a panic.
 #[test]
 fn mutated_dmx_files_do_not_panic() {
