@@ -972,6 +972,30 @@ fn a_model_without_a_face_keeps_valves_empty_layout() {
     }
 }
 
+fn face_dmx_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx")
+}
+
+/// A file of `testdata/source/face_dmx` as text.
+fn face_dmx(name: &str) -> String {
+    std::fs::read_to_string(face_dmx_dir().join(name)).unwrap()
+}
+
+/// A QC that uses the DMX head through `$body` (no `$model` block).
+const DMX_BODY_QC: &str =
+    "$modelname \"test/body.mdl\"\n$body \"head\" \"head.dmx\"\n$sequence \"idle\" \"head.dmx\"\n";
+
+/// `qc` built in a fresh folder `faces-dmx-<name>` beside a `head.dmx` holding `dmx`: the
+/// folder (outputs under `out/`), whether the build succeeded, and its stderr.
+fn build_dmx(name: &str, dmx: &str, qc: &str) -> (PathBuf, bool, String) {
+    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("faces-dmx-{name}")));
+    std::fs::write(dir.join("head.dmx"), dmx).unwrap();
+    std::fs::write(dir.join("model.qc"), qc).unwrap();
+    let out = common::build_into_out(&dir.join("model.qc"), &dir);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (dir, out.status.success(), err)
+}
+
 /// `testdata/source/face_dmx`: the `skin` triangles of the face fixture as a DMX mesh whose own
 /// flex shapes (`deltaStates`) move them as `face.vta`'s frames 1 (`smile`) and 2 (`brow`) do;
 /// `brow` is a stereo control of the file's combination operator. Read back by the face
@@ -985,8 +1009,7 @@ fn a_model_without_a_face_keeps_valves_empty_layout() {
 ///   speed is 1; targets 0, 1, 10, 11 — all as in that Valve build.
 #[test]
 fn dmx_flex_shapes_move_vertices_as_their_vta_twins() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
-    let mdl = build(&dir.join("face_dmx.qc"), "dmx-flexes");
+    let mdl = build(&face_dmx_dir().join("face_dmx.qc"), "dmx-flexes");
     let vta_mdl = build(&fixture_dir().join("face.qc"), "dmx-flexes-vta");
     let (Some(o), Some(v)) = (face(&mdl), face(&vta_mdl)) else {
         return;
@@ -1040,23 +1063,13 @@ fn dmx_flex_shapes_move_vertices_as_their_vta_twins() {
 /// are built too.
 #[test]
 fn dmx_flex_shapes_without_noautodmxrules_are_built_and_reported() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
-    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-auto"));
-    std::fs::copy(src.join("head.dmx"), dir.join("head.dmx")).unwrap();
-    let qc = std::fs::read_to_string(src.join("face_dmx.qc")).unwrap();
-    let body = "$modelname \"test/body.mdl\"\n$body \"head\" \"head.dmx\"\n$sequence \"idle\" \"head.dmx\"\n";
-    for (name, text, at) in [
-        (
-            "auto.qc",
-            qc.replace("\tnoautodmxrules\n", ""),
-            "auto.qc:6:15",
-        ),
-        ("body.qc", body.to_string(), "body.qc:2:14"),
+    let auto = face_dmx("face_dmx.qc").replace("\tnoautodmxrules\n", "");
+    for (name, qc, at, mdl) in [
+        ("auto", auto.as_str(), "model.qc:6:15", "face_dmx.mdl"),
+        ("body", DMX_BODY_QC, "model.qc:2:14", "body.mdl"),
     ] {
-        std::fs::write(dir.join(name), text).unwrap();
-        let out = common::build_into_out(&dir.join(name), &dir);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{err}");
+        let (dir, ok, err) = build_dmx(name, &face_dmx("head.dmx"), qc);
+        assert!(ok, "{err}");
         let codes: Vec<&str> = err
             .lines()
             .filter_map(|l| {
@@ -1071,16 +1084,7 @@ fn dmx_flex_shapes_without_noautodmxrules_are_built_and_reported() {
             err.contains("the 2 flex shapes of `head.dmx` are built"),
             "{err}"
         );
-        let mdl = common::files_with_ext(&dir.join("out"), &["mdl"])
-            .into_iter()
-            .find(|p| {
-                p.file_name().unwrap()
-                    == name
-                        .replace(".qc", ".mdl")
-                        .replace("auto", "face_dmx")
-                        .as_str()
-            })
-            .unwrap();
+        let mdl = dir.join("out/test").join(mdl);
         let m = common::inspect_json(&mdl);
         assert_eq!(
             m["mdl"]["face"]["flex_descs"],
@@ -1094,20 +1098,15 @@ fn dmx_flex_shapes_without_noautodmxrules_are_built_and_reported() {
 /// units higher, its delta and side unchanged, and none is lost (no W0413).
 #[test]
 fn dmx_flex_shapes_follow_their_reposed_mesh() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
-    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-repose"));
-    std::fs::copy(src.join("head.dmx"), dir.join("head.dmx")).unwrap();
-    let qc = std::fs::read_to_string(src.join("face_dmx.qc")).unwrap().replace(
+    let qc = face_dmx("face_dmx.qc").replace(
         "$model",
         "$definebone \"root\" \"\" 0 0 0 0 0 0\n$definebone \"head\" \"root\" 0 0 62 0 90 0\n$model",
     );
-    std::fs::write(dir.join("moved.qc"), qc).unwrap();
-    let out = common::build_into_out(&dir.join("moved.qc"), &dir);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (dir, ok, err) = build_dmx("repose", &face_dmx("head.dmx"), &qc);
+    assert!(ok, "{err}");
     assert!(!err.contains("warning["), "{err}");
     let moved = dir.join("out/test/face_dmx.mdl");
-    let plain = build(&src.join("face_dmx.qc"), "dmx-flexes-plain");
+    let plain = build(&face_dmx_dir().join("face_dmx.qc"), "dmx-flexes-plain");
     let (Some(m), Some(p)) = (face(&moved), face(&plain)) else {
         return;
     };
@@ -1137,9 +1136,7 @@ fn dmx_flex_shapes_follow_their_reposed_mesh() {
 /// position motion), and the vertex moves up by 1 as its twin does.
 #[test]
 fn dmx_corners_welded_with_their_normal_deltas_are_not_reported() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
-    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-twins"));
-    let dmx = std::fs::read_to_string(src.join("head.dmx")).unwrap();
+    let dmx = face_dmx("head.dmx");
     let edits = [
         (
             r#""faces" "int_array" [ "0", "1", "2", "-1", "0", "2", "3", "-1" ]"#,
@@ -1177,11 +1174,8 @@ fn dmx_corners_welded_with_their_normal_deltas_are_not_reported() {
         assert_eq!(text.matches(from).count(), 1, "{from}");
         text = text.replace(from, to);
     }
-    std::fs::write(dir.join("head.dmx"), text).unwrap();
-    std::fs::copy(src.join("face_dmx.qc"), dir.join("face_dmx.qc")).unwrap();
-    let out = common::build_into_out(&dir.join("face_dmx.qc"), &dir);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (dir, ok, err) = build_dmx("twins", &text, &face_dmx("face_dmx.qc"));
+    assert!(ok, "{err}");
     assert!(!err.contains("warning["), "{err}");
     let Some(o) = face(&dir.join("out/test/face_dmx.mdl")) else {
         return;
@@ -1202,9 +1196,7 @@ fn dmx_corners_welded_with_their_normal_deltas_are_not_reported() {
 /// the mesh, with nothing written.
 #[test]
 fn too_many_dmx_shapes_are_an_error_at_the_mesh() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/source/face_dmx");
-    let dir = fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("faces-dmx-limit"));
-    let dmx = std::fs::read_to_string(src.join("head.dmx")).unwrap();
+    let dmx = face_dmx("head.dmx");
     let shapes: Vec<String> = (0..1025)
         .map(|i| format!("\"DmeVertexDeltaData\" {{ \"name\" \"string\" \"s{i}\" }}"))
         .collect();
@@ -1216,21 +1208,14 @@ fn too_many_dmx_shapes_are_an_error_at_the_mesh() {
         shapes.join(", "),
         &dmx[open + 1..]
     );
-    std::fs::write(dir.join("head.dmx"), text).unwrap();
-    std::fs::write(
-        dir.join("body.qc"),
-        "$modelname \"test/limit.mdl\"\n$body \"head\" \"head.dmx\"\n$sequence \"idle\" \"head.dmx\"\n",
-    )
-    .unwrap();
-    let out = common::build_into_out(&dir.join("body.qc"), &dir);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
+    let (dir, ok, err) = build_dmx("limit", &text, DMX_BODY_QC);
+    assert!(!ok, "{err}");
     assert!(
         err.contains(
             "error[E0420]: the model has 1028 flex descriptions; the engine reads at most 1024"
         ),
         "{err}"
     );
-    assert!(err.contains("body.qc:2:14"), "{err}");
-    assert!(!dir.join("out/test/limit.mdl").exists());
+    assert!(err.contains("model.qc:2:14"), "{err}");
+    assert!(!dir.join("out/test/body.mdl").exists());
 }
