@@ -28,6 +28,11 @@
 //!    is not counted) per bone per frame (numbones × the sum of numframes), ours against
 //!    Valve's, on the corpus pairs with animations.
 //!
+//! With gltfpack installed (Debian package `gltfpack`), section 2 also writes the same triangles
+//! as an OBJ file and times `gltfpack -i grid.obj -o grid.glb` the same way (best of the runs,
+//! peak RSS), with the ratios issue 17 asks about; without it, the figure is skipped with a
+//! message. `MDLC_BENCH_GRID_DIR=<dir>` writes the generated files there and keeps them.
+//!
 //! Temporary files (the generated mesh, the CLI outputs) go under the system's temporary
 //! folder and are removed at the end.
 
@@ -450,8 +455,9 @@ fn run_cli(o: &Opts, qc: &Path, out: &Path) -> Res<CliRun> {
     })
 }
 
-/// Sections 1, 2 and 4: in-process and CLI time and peak memory of one QC.
-fn measure_compile(o: &Opts, qc: &Path) -> Res<()> {
+/// Sections 1, 2 and 4: in-process and CLI time and peak memory of one QC. Returns the CLI's
+/// best wall time and its peak RSS in KiB (when measured).
+fn measure_compile(o: &Opts, qc: &Path) -> Res<(f64, Option<u64>)> {
     println!(
         "qc:        {} (run from its folder)",
         qc.file_name()
@@ -532,7 +538,7 @@ fn measure_compile(o: &Opts, qc: &Path) -> Res<()> {
         );
     }
     let _ = std::fs::remove_dir_all(&out);
-    Ok(())
+    Ok((best, peak))
 }
 
 // --- Section 2: the generated mesh -----------------------------------------------------------
@@ -624,6 +630,7 @@ fn write_grid(dir: &Path, tris: usize) -> Res<(PathBuf, u64, usize)> {
          $sequence idle \"grid.smd\"\n",
     )
     .map_err(|e| format!("{}: {e}", qc.display()))?;
+    write_grid_obj(&dir.join("grid.obj"), w, h, tris)?;
     let size = std::fs::metadata(&smd).map(|m| m.len()).unwrap_or(0);
     let verts = if written == 2 * w * h {
         (w + 1) * (h + 1)
@@ -634,6 +641,104 @@ fn write_grid(dir: &Path, tris: usize) -> Res<(PathBuf, u64, usize)> {
         (w + 1) * (full_rows + 1) + if rest == 0 { 0 } else { rest.div_ceil(2) + 1 }
     };
     Ok((qc, size, verts))
+}
+
+/// Writes the grid's triangles as `grid.obj` for gltfpack: the same positions, texture
+/// coordinates and normal as `grid.smd`, the same triangles in the same order, with indexed
+/// vertices (OBJ has no skin, so the bone weights are the one thing it lacks).
+fn write_grid_obj(obj: &Path, w: usize, h: usize, tris: usize) -> Res<()> {
+    let io = |e: std::io::Error| format!("{}: {e}", obj.display());
+    let mut f = BufWriter::with_capacity(1 << 20, File::create(obj).map_err(io)?);
+    for j in 0..=h {
+        for i in 0..=w {
+            writeln!(f, "v {i} {j} 0").map_err(io)?;
+        }
+    }
+    for j in 0..=h {
+        for i in 0..=w {
+            writeln!(
+                f,
+                "vt {:.4} {:.4}",
+                i as f64 / w as f64,
+                j as f64 / h as f64
+            )
+            .map_err(io)?;
+        }
+    }
+    writeln!(f, "vn 0 0 1").map_err(io)?;
+    // OBJ indices count from 1
+    let at = |i: usize, j: usize| j * (w + 1) + i + 1;
+    let mut written = 0usize;
+    'rows: for j in 0..h {
+        for i in 0..w {
+            for tri in [
+                [(i, j), (i + 1, j), (i + 1, j + 1)],
+                [(i, j), (i + 1, j + 1), (i, j + 1)],
+            ] {
+                if written == tris {
+                    break 'rows;
+                }
+                let [a, b, c] = tri.map(|(x, y)| at(x, y));
+                writeln!(f, "f {a}/{a}/1 {b}/{b}/1 {c}/{c}/1").map_err(io)?;
+                written += 1;
+            }
+        }
+    }
+    f.flush().map_err(io)
+}
+
+/// gltfpack on the search path, if installed (Debian's package `gltfpack`).
+fn find_gltfpack() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("gltfpack"))
+        .find(|p| p.is_file())
+}
+
+/// `gltfpack -i grid.obj -o grid.glb`, best of `o.runs`: (wall seconds, peak RSS in KiB when
+/// `/usr/bin/time` is installed).
+fn run_gltfpack(o: &Opts, gltfpack: &Path, obj: &Path) -> Res<(f64, Option<u64>)> {
+    let glb = o.tmp.join("grid.glb");
+    let rss_path = o.tmp.join("gltfpack-maxrss.txt");
+    let time = Path::new("/usr/bin/time");
+    let mut best = f64::INFINITY;
+    let mut peak: Option<u64> = None;
+    for _ in 0..o.runs {
+        let _ = std::fs::remove_file(&glb);
+        let mut cmd = if time.exists() {
+            let mut c = Command::new(time);
+            c.arg("-o").arg(&rss_path).args(["-f", "%M"]).arg(gltfpack);
+            c
+        } else {
+            Command::new(gltfpack)
+        };
+        cmd.arg("-i")
+            .arg(obj)
+            .arg("-o")
+            .arg(&glb)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let t = Instant::now();
+        let status = cmd
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", gltfpack.display()))?;
+        let secs = t.elapsed().as_secs_f64();
+        if !status.success() {
+            return Err(format!("`gltfpack -i {}` failed ({status})", obj.display()));
+        }
+        best = best.min(secs);
+        if time.exists() {
+            if let Some(kb) = std::fs::read_to_string(&rss_path)
+                .ok()
+                .and_then(|s| s.lines().last().and_then(|l| l.trim().parse::<u64>().ok()))
+            {
+                peak = Some(peak.map_or(kb, |p| p.max(kb)));
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&glb);
+    Ok((best, peak))
 }
 
 // --- Section 3: ACMR ---------------------------------------------------------------------------
@@ -1052,7 +1157,7 @@ fn section_hev(o: &Opts) -> Res<()> {
         1,
         "largest corpus Source model: ha-hev-charger-mesa (6,928 triangles, 19 bones)",
     );
-    measure_compile(o, &o.corpus.join(HEV.0).join(HEV.1))
+    measure_compile(o, &o.corpus.join(HEV.0).join(HEV.1)).map(|_| ())
 }
 
 fn section_mesh(o: &Opts) -> Res<()> {
@@ -1063,16 +1168,44 @@ fn section_mesh(o: &Opts) -> Res<()> {
             thousands(o.tris)
         ),
     );
+    // MDLC_BENCH_GRID_DIR keeps the generated files there (for A/B runs of two binaries by hand)
+    let kept = std::env::var_os("MDLC_BENCH_GRID_DIR").map(PathBuf::from);
+    let dir = kept.clone().unwrap_or_else(|| o.tmp.join("grid"));
     let t = Instant::now();
-    let (qc, size, verts) = write_grid(&o.tmp.join("grid"), o.tris)?;
+    let (qc, size, verts) = write_grid(&dir, o.tris)?;
+    let obj_size = std::fs::metadata(dir.join("grid.obj")).map_or(0, |m| m.len());
     println!(
-        "generated: {} of SMD ({} unique vertices) + QC in {:.2} s (not part of the figures)",
+        "generated: {} of SMD ({} unique vertices) + QC, and the same triangles as {} of OBJ, in {:.2} s (not part of the figures)",
         mb(size / 1024),
         thousands(verts),
+        mb(obj_size / 1024),
         t.elapsed().as_secs_f64()
     );
-    let r = measure_compile(o, &qc);
-    let _ = std::fs::remove_dir_all(o.tmp.join("grid"));
+    let r = measure_compile(o, &qc).and_then(|(secs, peak)| {
+        let Some(gltfpack) = find_gltfpack() else {
+            println!("gltfpack: not installed (Debian package `gltfpack`), so no side-by-side figure");
+            return Ok(());
+        };
+        let (g_secs, g_peak) = run_gltfpack(o, &gltfpack, &dir.join("grid.obj"))?;
+        println!(
+            "gltfpack `gltfpack -i grid.obj -o <tmp>.glb` ({}), best of {}: {g_secs:.3} s wall; peak RSS {}",
+            gltfpack.display(),
+            o.runs,
+            g_peak.map_or_else(|| "?".to_string(), mb)
+        );
+        let mem = match (peak, g_peak) {
+            (Some(a), Some(b)) if b > 0 => format!("{:.2}x", a as f64 / b as f64),
+            _ => "?".to_string(),
+        };
+        println!(
+            "mdlc / gltfpack: {:.2}x the time, {mem} the peak memory (goal: at most 2x each)",
+            secs / g_secs
+        );
+        Ok(())
+    });
+    if kept.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     r
 }
 
