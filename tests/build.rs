@@ -363,7 +363,7 @@ fn source_merges_case_insensitively_in_load_order_and_remaps_weights() {
     assert_eq!(id, MeshId(1));
     let mesh = &m.meshes[1].mesh;
     // ref2's first triangle, second corner: weights arm 0.25, ROOT 0.75 → bones 3 and 0.
-    let c = &mesh.triangles[0].corners[1];
+    let c = &mesh.corners_of(&mesh.triangles[0])[1];
     let ws: Vec<(u32, f32)> = mesh
         .weights_of(c)
         .iter()
@@ -371,9 +371,9 @@ fn source_merges_case_insensitively_in_load_order_and_remaps_weights() {
         .collect();
     assert_eq!(ws, [(3, 0.25), (0, 0.75)]);
     // First corner of ref2: all on arm → merged 3.
-    assert_eq!(mesh.triangles[0].corners[0].bone, BoneId(3));
+    assert_eq!(mesh.corners_of(&mesh.triangles[0])[0].bone, BoneId(3));
     // Second triangle: spine (file bone 2) → merged 1.
-    assert_eq!(mesh.triangles[1].corners[0].bone, BoneId(1));
+    assert_eq!(mesh.corners_of(&mesh.triangles[1])[0].bone, BoneId(1));
 }
 
 #[test]
@@ -428,7 +428,10 @@ fn source_hierarchy_swap_moves_a_later_parent_first() {
     assert_eq!(b.parents(), [None, Some(0), Some(1)]);
     // Vertices follow: ref2's first corner is on arm, now 2.
     assert_eq!(
-        b.model().meshes[0].mesh.triangles[0].corners[0].bone,
+        b.model().meshes[0]
+            .mesh
+            .corners_of(&b.model().meshes[0].mesh.triangles[0])[0]
+            .bone,
         BoneId(2)
     );
 }
@@ -462,7 +465,7 @@ fn scale_multiplies_positions_and_rest_pose() {
     let m = b.model();
     assert_eq!(m.bones[1].rest.pos, [2.0, 0.0, 0.0]);
     assert_eq!(
-        m.meshes[0].mesh.triangles[0].corners[1].pos,
+        m.meshes[0].mesh.corners_of(&m.meshes[0].mesh.triangles[0])[1].pos,
         [2.0, 0.0, 0.0]
     );
     assert_eq!(m.meshes[0].scale, 2.0);

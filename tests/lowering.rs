@@ -573,7 +573,10 @@ skin
     assert!(diags.is_empty(), "{diags:#?}");
     let mesh = m.mesh.as_ref().unwrap();
     assert_eq!(mesh.triangles.len(), 3);
-    let weights = |t: usize, c: usize| mesh.weights_of(&mesh.triangles[t].corners[c]).to_vec();
+    let weights = |t: usize, c: usize| {
+        mesh.weights_of(&mesh.corners_of(&mesh.triangles[t])[c])
+            .to_vec()
+    };
 
     // Nine values: the vertex belongs to its bone alone.
     assert_eq!(weights(0, 0), [w(1, 1.0)]);
@@ -589,7 +592,7 @@ skin
     assert_eq!(weights(1, 2), [w(2, 1.0)]);
     // The links decide, not the first column: bone 0 in the first column, weight on bone 2.
     assert_eq!(weights(2, 0), [w(2, 1.0)]);
-    assert_eq!(mesh.triangles[2].corners[0].bone, BoneId(0));
+    assert_eq!(mesh.corners_of(&mesh.triangles[2])[0].bone, BoneId(0));
     // Sum 1.5: 1/3 and 2/3.
     let v = weights(2, 1);
     assert_eq!(v.len(), 2);
@@ -601,7 +604,7 @@ skin
 
     // Every corner: non-empty, no zero weight, sums to 1, bones in range.
     for t in &mesh.triangles {
-        for c in &t.corners {
+        for c in &mesh.corners_of(t) {
             let ws = mesh.weights_of(c);
             assert!(!ws.is_empty());
             assert!(ws.iter().all(|x| x.weight > 0.0 && x.bone.index() < 3));
@@ -610,7 +613,7 @@ skin
         }
     }
     // Corner data are carried over as written.
-    let c = &mesh.triangles[0].corners[2];
+    let c = &mesh.corners_of(&mesh.triangles[0])[2];
     assert_eq!(c.pos, [0.0, 1.0, 0.0]);
     assert_eq!(c.normal, [0.0, 0.0, 1.0]);
     assert_eq!(c.uv, [0.0, 1.0]);
@@ -880,7 +883,7 @@ fn check_mesh(name: &str, materials: &[&str], triangles: usize) {
     let bones = m.skeleton.len();
     for t in &mesh.triangles {
         assert!((t.material as usize) < mesh.materials.len());
-        for c in &t.corners {
+        for c in &mesh.corners_of(t) {
             assert!(c.bone.index() < bones);
             let ws = mesh.weights_of(c);
             assert!(!ws.is_empty());
@@ -909,8 +912,8 @@ fn creature_reference_mesh() {
     let two: Vec<&[Weight]> = mesh
         .triangles
         .iter()
-        .flat_map(|t| &t.corners)
-        .map(|c| mesh.weights_of(c))
+        .flat_map(|t| mesh.corners_of(t))
+        .map(|c| mesh.weights_of(&c))
         .filter(|ws| ws.len() == 2)
         .collect();
     assert!(!two.is_empty());
@@ -918,13 +921,13 @@ fn creature_reference_mesh() {
     assert!(mesh
         .triangles
         .iter()
-        .flat_map(|t| &t.corners)
-        .all(|c| mesh.weights_of(c).len() <= 2));
+        .flat_map(|t| mesh.corners_of(t))
+        .all(|c| mesh.weights_of(&c).len() <= 2));
     // About 50 units tall.
     let top = mesh
         .triangles
         .iter()
-        .flat_map(|t| &t.corners)
+        .flat_map(|t| mesh.corners_of(t))
         .map(|c| c.pos[2])
         .fold(f32::MIN, f32::max);
     assert_eq!(top, 50.0);

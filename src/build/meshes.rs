@@ -251,48 +251,38 @@ impl Builder<'_> {
                 .collect()
         };
         let mapped = |b: BoneId| fallback.get(b.index()).copied().flatten();
-        // One triangle mapped, its corners' weights appended to `weights` (those of the
-        // corners before a bone the model does not have stay there, unused).
+        // One corner mapped, its weights appended to `weights`; `None` when it names a bone
+        // the model does not have (a triangle with such a corner is dropped).
         // (one buffer for every corner's weights: no allocation per corner)
         let mut ws: Vec<Weight> = Vec::new();
-        let mut map_triangle =
-            |t: &Triangle, src_weights: &[Weight], weights: &mut Vec<Weight>| -> Option<Triangle> {
-                let mut corners: [Option<Corner>; 3] = [None; 3];
-                for (slot, c) in corners.iter_mut().zip(&t.corners) {
-                    ws.clear();
-                    if gold {
-                        ws.push(Weight {
-                            bone: mapped(c.bone)?,
-                            weight: 1.0,
-                        });
-                    } else {
-                        let own = src_weights
-                            .get(c.weights.0 as usize..(c.weights.0 + c.weights.1) as usize)
-                            .unwrap_or(&[]);
-                        for w in own {
-                            ws.push(Weight {
-                                bone: mapped(w.bone)?,
-                                weight: w.weight,
-                            });
-                        }
-                    }
-                    let first = ws.first().map(|w| w.bone)?;
-                    let bone = mapped(c.bone).unwrap_or(first);
-                    let start = weights.len() as u32;
-                    weights.extend_from_slice(&ws);
-                    *slot = Some(Corner {
-                        pos: c.pos.map(|v| v * p.scale),
-                        bone,
-                        weights: (start, ws.len() as u32),
-                        ..*c
+        let mut map_corner =
+            |c: &Corner, src_weights: &[Weight], weights: &mut Vec<Weight>| -> Option<Corner> {
+                ws.clear();
+                if gold {
+                    ws.push(Weight {
+                        bone: mapped(c.bone)?,
+                        weight: 1.0,
                     });
+                } else {
+                    let own = src_weights
+                        .get(c.weights.0 as usize..(c.weights.0 + c.weights.1) as usize)
+                        .unwrap_or(&[]);
+                    for w in own {
+                        ws.push(Weight {
+                            bone: mapped(w.bone)?,
+                            weight: w.weight,
+                        });
+                    }
                 }
-                let [Some(a), Some(b), Some(c)] = corners else {
-                    return None;
-                };
-                Some(Triangle {
-                    corners: [a, b, c],
-                    ..*t
+                let first = ws.first().map(|w| w.bone)?;
+                let bone = mapped(c.bone).unwrap_or(first);
+                let start = weights.len() as u32;
+                weights.extend_from_slice(&ws);
+                Some(Corner {
+                    pos: c.pos.map(|v| v * p.scale),
+                    bone,
+                    weights: (start, ws.len() as u32),
+                    ..*c
                 })
             };
         // (GoldSrc only: the Source back end does not read them)
@@ -307,7 +297,7 @@ impl Builder<'_> {
             None
         };
         // A file whose bones are the model's, in the same order, at scale 1, maps every
-        // triangle to itself when its corners' links lie one after another as lowering lays
+        // corner to itself when the corners' links lie one after another as lowering lays
         // them out: the mapping below would copy the mesh unchanged, so it is kept as it is
         // (a large mesh's longest single pass of the build otherwise).
         let identity = !gold
@@ -316,25 +306,45 @@ impl Builder<'_> {
                 .iter()
                 .enumerate()
                 .all(|(i, m)| *m == Some(BoneId(i as u32)));
+        let mut map_mesh = |src: &Mesh| -> Mesh {
+            let mut out = Mesh {
+                materials: src.materials.clone(),
+                triangles: Vec::with_capacity(src.triangles.len()),
+                corners: Vec::with_capacity(src.corners.len()),
+                weights: Vec::with_capacity(src.weights.len()),
+            };
+            // each corner mapped once; its index in `out.corners`, or `None` (dropped)
+            let index: Vec<Option<u32>> = src
+                .corners
+                .iter()
+                .map(|c| {
+                    let m = map_corner(c, &src.weights, &mut out.weights)?;
+                    out.corners.push(m);
+                    Some(out.corners.len() as u32 - 1)
+                })
+                .collect();
+            if gold {
+                source_positions.reserve(src.triangles.len());
+            }
+            for t in &src.triangles {
+                let [Some(a), Some(b), Some(c)] =
+                    t.corners.map(|i| index.get(i as usize).copied().flatten())
+                else {
+                    continue;
+                };
+                out.triangles.push(Triangle {
+                    corners: [a, b, c],
+                    ..*t
+                });
+                if gold {
+                    source_positions.push(src.corners_of(t).map(|c| c.pos));
+                }
+            }
+            out
+        };
         let out = match owned {
             Some(mesh) if identity && maps_to_itself(&mesh, map.len()) => mesh,
-            Some(mut mesh) => {
-                let src_weights = std::mem::take(&mut mesh.weights);
-                let mut weights = Vec::with_capacity(src_weights.len());
-                mesh.triangles
-                    .retain_mut(|t| match map_triangle(t, &src_weights, &mut weights) {
-                        Some(mapped) => {
-                            if gold {
-                                source_positions.push(t.corners.map(|c| c.pos));
-                            }
-                            *t = mapped;
-                            true
-                        }
-                        None => false,
-                    });
-                mesh.weights = weights;
-                mesh
-            }
+            Some(mesh) => map_mesh(&mesh),
             None => {
                 let empty = Mesh::default();
                 let src = self
@@ -343,23 +353,7 @@ impl Builder<'_> {
                     .get(p.loaded)
                     .and_then(|l| l.smd.mesh.as_ref())
                     .unwrap_or(&empty);
-                let mut out = Mesh {
-                    materials: src.materials.clone(),
-                    triangles: Vec::with_capacity(src.triangles.len()),
-                    weights: Vec::with_capacity(src.weights.len()),
-                };
-                if gold {
-                    source_positions.reserve(src.triangles.len());
-                }
-                for t in &src.triangles {
-                    if let Some(mapped) = map_triangle(t, &src.weights, &mut out.weights) {
-                        out.triangles.push(mapped);
-                        if gold {
-                            source_positions.push(t.corners.map(|c| c.pos));
-                        }
-                    }
-                }
-                out
+                map_mesh(src)
             }
         };
         // Materials: global list, case-insensitive, first spelling kept.
@@ -416,14 +410,18 @@ impl Builder<'_> {
 /// links, and the corners' links follow one another from the first, with none left over.
 fn maps_to_itself(mesh: &Mesh, bones: usize) -> bool {
     let mut next = 0u32;
-    let ok = mesh.triangles.iter().all(|t| {
-        t.corners.iter().all(|c| {
-            let here = c.weights.0 == next && c.weights.1 > 0 && c.bone.index() < bones;
-            next = next.wrapping_add(c.weights.1);
-            here
-        })
+    let ok = mesh.corners.iter().all(|c| {
+        let here = c.weights.0 == next && c.weights.1 > 0 && c.bone.index() < bones;
+        next = next.wrapping_add(c.weights.1);
+        here
     });
-    ok && next as usize == mesh.weights.len() && mesh.weights.iter().all(|w| w.bone.index() < bones)
+    let n = mesh.corners.len();
+    ok && next as usize == mesh.weights.len()
+        && mesh.weights.iter().all(|w| w.bone.index() < bones)
+        && mesh
+            .triangles
+            .iter()
+            .all(|t| t.corners.iter().all(|&i| (i as usize) < n))
 }
 
 #[cfg(test)]
@@ -453,22 +451,22 @@ mod tests {
                 span,
             }
         };
-        let a = [corner(0), corner(1), corner(2)];
-        let b = [corner(3), corner(4), corner(5)];
+        let corners: Vec<Corner> = (0..6).map(&mut corner).collect();
         Mesh {
             materials: vec!["m".into()],
             triangles: vec![
                 Triangle {
                     material: 0,
-                    corners: a,
+                    corners: [0, 1, 2],
                     span,
                 },
                 Triangle {
                     material: 0,
-                    corners: b,
+                    corners: [3, 4, 5],
                     span,
                 },
             ],
+            corners,
             weights,
         }
     }
@@ -481,18 +479,22 @@ mod tests {
         // a bone the file does not have (a corner's, a link's)
         assert!(!maps_to_itself(&m, 2));
         let mut c = m.clone();
-        c.triangles[1].corners[0].bone = BoneId(7);
+        c.corners[3].bone = BoneId(7);
         assert!(!maps_to_itself(&c, 3));
         // links shared by two corners, or out of order
         let mut c = m.clone();
-        c.triangles[1].corners[1].weights = c.triangles[1].corners[0].weights;
+        c.corners[4].weights = c.corners[3].weights;
         assert!(!maps_to_itself(&c, 3));
         let mut c = m.clone();
-        c.triangles[0].corners.swap(0, 1);
+        c.corners.swap(0, 1);
         assert!(!maps_to_itself(&c, 3));
         // a corner without links, links nobody uses
         let mut c = m.clone();
-        c.triangles[1].corners[2].weights.1 = 0;
+        c.corners[5].weights.1 = 0;
+        assert!(!maps_to_itself(&c, 3));
+        // a triangle naming a corner the mesh lacks
+        let mut c = m.clone();
+        c.triangles[1].corners[2] = 6;
         assert!(!maps_to_itself(&c, 3));
         let mut c = m.clone();
         c.weights.push(Weight {

@@ -278,10 +278,8 @@ impl Builder<'_> {
                 mesh: {
                     let mut m = l.smd.mesh.clone().unwrap_or_default();
                     if c.scale != 1.0 {
-                        for t in &mut m.triangles {
-                            for k in &mut t.corners {
-                                k.pos = k.pos.map(|v| v * c.scale);
-                            }
+                        for k in &mut m.corners {
+                            k.pos = k.pos.map(|v| v * c.scale);
                         }
                     }
                     m

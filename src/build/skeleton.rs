@@ -223,7 +223,7 @@ impl Builder<'_> {
             }
         };
         for t in &m.triangles {
-            for c in &t.corners {
+            for c in &m.corners_of(t) {
                 match self.target {
                     Target::GoldSrc => add(c.bone),
                     Target::Source => m.weights_of(c).iter().for_each(|w| add(w.bone)),

@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use crate::diag::{Code, Diagnostic, FileId, FileSpan, Span};
 use crate::ir::anim::{quat_euler, Animation, Pose, Shape};
 use crate::ir::face::{MeshDelta, MeshShapes};
-use crate::ir::mesh::{Corner, Mesh, Triangle, Weight};
+use crate::ir::mesh::{Corner, Mesh, Weight};
 use crate::ir::skeleton::{Bone, BoneId, Skeleton};
 use crate::smd::SmdModel;
 
@@ -331,9 +331,8 @@ pub fn lower_dmx(
         .iter()
         .find(|b| !finite(&b.rest.pos) || !finite(&b.rest.rot));
     let bad_corner = mesh
-        .triangles
+        .corners
         .iter()
-        .flat_map(|t| &t.corners)
         .any(|c| !finite(&c.pos) || !finite(&c.normal) || !finite(&c.uv));
     let bad_frame = animation
         .poses
@@ -586,11 +585,7 @@ impl MeshCtx<'_, '_> {
                             c.normal = n;
                         }
                     }
-                    mesh.triangles.push(Triangle {
-                        material: mat,
-                        corners: tri,
-                        span: self.at,
-                    });
+                    mesh.push_triangle(mat, tri, self.at);
                 }
             }
         }

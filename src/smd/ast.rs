@@ -71,10 +71,16 @@ pub struct BonePose {
 /// `triangles` … `end`.
 ///
 /// The triangles come in runs, in file order: the earlier ones in `runs`, the last one in
-/// `triangles` and `links`. A section read at once is one run; a long section read in pieces
-/// (`smd::parse_split`) keeps each piece's run as it was read instead of copying them together,
-/// so that lowering can let each go once it is lowered. Only the runs' boundaries differ
-/// between the two readings ([`TrianglesSection::joined`] removes them).
+/// `triangles`, `vertices` and `links`. A section read at once is one run; a long section read
+/// in pieces (`smd::parse_split`) keeps each piece's run as it was read instead of copying them
+/// together, so that lowering can let each go once it is lowered. Only the runs' boundaries
+/// differ between the two readings ([`TrianglesSection::joined`] removes them).
+///
+/// A vertex line is kept once per run and material: a line that repeats, byte for byte, one
+/// read earlier in the same run for a triangle of the same material (as exporters write a
+/// vertex shared by several triangles) is not read again, and its corner indexes the vertex
+/// read first (issue 17: an SMD repeats a closed mesh's vertex lines about six times). Each
+/// corner keeps where its own line starts ([`Triangle::line`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrianglesSection {
     pub keyword: Span,
@@ -84,16 +90,22 @@ pub struct TrianglesSection {
     pub runs: Vec<TriangleRun>,
     /// The last run's triangles.
     pub triangles: Vec<Triangle>,
+    /// The last run's vertices, indexed by its triangles' [`Triangle::vertices`].
+    pub vertices: Vec<Vertex>,
     /// The last run's links, referenced by its vertices' [`Vertex::links`].
     pub links: Vec<Link>,
 }
 
-/// A run of triangles and the links its vertices reference (see [`TrianglesSection`]).
+/// A run of triangles with the vertices and links they reference (see [`TrianglesSection`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriangleRun {
     pub triangles: Vec<Triangle>,
+    pub vertices: Vec<Vertex>,
     pub links: Vec<Link>,
 }
+
+/// One run's triangles, vertices and links, borrowed.
+pub type RunRef<'a> = (&'a [Triangle], &'a [Vertex], &'a [Link]);
 
 /// The links of a vertex among its run's `links` (empty for an HL1-style vertex with nine
 /// values).
@@ -104,23 +116,31 @@ pub fn links_in<'a>(links: &'a [Link], v: &Vertex) -> &'a [Link] {
 }
 
 impl TrianglesSection {
-    /// Every run in file order: its triangles and its links.
-    pub fn runs(&self) -> impl Iterator<Item = (&[Triangle], &[Link])> {
+    /// Every run in file order: its triangles, vertices and links.
+    pub fn runs(&self) -> impl Iterator<Item = RunRef<'_>> {
         self.runs
             .iter()
-            .map(|r| (r.triangles.as_slice(), r.links.as_slice()))
+            .map(|r| {
+                (
+                    r.triangles.as_slice(),
+                    r.vertices.as_slice(),
+                    r.links.as_slice(),
+                )
+            })
             .chain(std::iter::once((
                 self.triangles.as_slice(),
+                self.vertices.as_slice(),
                 self.links.as_slice(),
             )))
     }
 
     /// The runs, taken: each is let go when the caller is done with it.
-    pub fn into_runs(self) -> impl Iterator<Item = (Vec<Triangle>, Vec<Link>)> {
-        self.runs
-            .into_iter()
-            .map(|r| (r.triangles, r.links))
-            .chain(std::iter::once((self.triangles, self.links)))
+    pub fn into_runs(self) -> impl Iterator<Item = TriangleRun> {
+        self.runs.into_iter().chain(std::iter::once(TriangleRun {
+            triangles: self.triangles,
+            vertices: self.vertices,
+            links: self.links,
+        }))
     }
 
     /// How many triangles all the runs hold.
@@ -128,26 +148,36 @@ impl TrianglesSection {
         self.runs().map(|r| r.0.len()).sum()
     }
 
-    /// The section as one run (the links renumbered as one reading numbers them: a vertex with
-    /// a link count, even 0, points past the links read before it).
+    /// The section as one run with a vertex of its own for every corner, each with its own
+    /// line, and links renumbered as a reading without shared lines numbers them (a vertex with
+    /// a link count, even 0, points past the links read before it). Two readings of the same
+    /// text join to the same section however their runs were cut and lines shared.
     pub fn joined(&self) -> TrianglesSection {
         let mut out = TrianglesSection {
             keyword: self.keyword,
             materials: self.materials.clone(),
             ..TrianglesSection::default()
         };
-        for (tris, links) in self.runs() {
-            let shift = out.links.len() as u32;
-            out.links.extend_from_slice(links);
-            out.triangles.extend(tris.iter().map(|t| {
-                let mut t = t.clone();
-                for v in &mut t.vertices {
+        for (tris, verts, links) in self.runs() {
+            for t in tris {
+                let mut ids = [0u32; 3];
+                for (k, id) in ids.iter_mut().enumerate() {
+                    let mut v = t.vertex(verts, k).copied().unwrap_or_default();
+                    v.line = t.line(k, &v);
                     if v.has_link_count {
-                        v.links.0 += shift;
+                        let own = links_in(links, &v);
+                        v.links.0 = out.links.len() as u32;
+                        out.links.extend_from_slice(own);
                     }
+                    *id = out.vertices.len() as u32;
+                    out.vertices.push(v);
                 }
-                t
-            }));
+                out.triangles.push(Triangle {
+                    vertices: ids,
+                    lines: t.lines,
+                    ..*t
+                });
+            }
         }
         out
     }
@@ -160,12 +190,30 @@ impl TrianglesSection {
 }
 
 /// A material line and three vertex lines.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Triangle {
     /// Index into [`TrianglesSection::materials`].
     pub material: u32,
     pub material_span: Span,
-    pub vertices: [Vertex; 3],
+    /// Indices into its run's vertices.
+    pub vertices: [u32; 3],
+    /// Where each corner's own line starts (its vertex may have been read from an earlier
+    /// line with the same text).
+    pub lines: [u32; 3],
+}
+
+impl Triangle {
+    /// Corner `k`'s vertex among its run's `vertices`.
+    pub fn vertex<'a>(&self, vertices: &'a [Vertex], k: usize) -> Option<&'a Vertex> {
+        self.vertices.get(k).and_then(|&i| vertices.get(i as usize))
+    }
+
+    /// Corner `k`'s own line, given its vertex `v` (read from a line of the same text, so of
+    /// the same length).
+    pub fn line(&self, k: usize, v: &Vertex) -> Span {
+        let start = self.lines.get(k).copied().unwrap_or(v.line.start);
+        Span::new(start, start + (v.line.end - v.line.start))
+    }
 }
 
 /// `bone x y z nx ny nz u v [links bone weight …]`.

@@ -69,7 +69,13 @@ pub fn lower_smd_owned(mut smd: SmdFile, file: FileId, diags: &mut Vec<Diagnosti
         triangles.map(|mut t| {
             let materials = std::mem::take(&mut t.materials);
             let count = t.triangle_count();
-            lower_mesh(&materials, count, t.into_runs(), file, bone_of)
+            lower_mesh(
+                &materials,
+                count,
+                t.into_runs().map(|r| (r.triangles, r.vertices, r.links)),
+                file,
+                bone_of,
+            )
         })
     })
 }
@@ -330,77 +336,116 @@ fn lower_frames(
 }
 
 /// The triangles of `runs` (`count` in all) as a mesh: the bones numbered by `bone_of`, each
-/// corner's links merged per bone and scaled to add up to 1 (a triangle with a bone `nodes`
-/// lacks is dropped). Each run is let go after it is lowered when `runs` hands them over.
-fn lower_mesh<T: AsRef<[ast::Triangle]>, L: AsRef<[ast::Link]>>(
+/// vertex's links merged per bone and scaled to add up to 1 (a triangle with a bone `nodes`
+/// lacks is dropped). A run's vertex becomes one corner of the mesh, made when a kept triangle
+/// first uses it, and every triangle using it indexes that corner. Each run is let go after it
+/// is lowered when `runs` hands them over.
+fn lower_mesh<T, V, L>(
     materials: &IndexSet<String>,
     count: usize,
-    runs: impl Iterator<Item = (T, L)>,
+    runs: impl Iterator<Item = (T, V, L)>,
     file: FileId,
     bone_of: &dyn Fn(i32) -> Option<usize>,
-) -> Mesh {
+) -> Mesh
+where
+    T: AsRef<[ast::Triangle]>,
+    V: AsRef<[ast::Vertex]>,
+    L: AsRef<[ast::Link]>,
+{
     let mut mesh = Mesh {
         materials: materials.iter().cloned().collect(),
         triangles: Vec::with_capacity(count),
-        weights: Vec::with_capacity(count * 3),
+        corners: Vec::new(),
+        weights: Vec::new(),
     };
     let mut scratch: Vec<Weight> = Vec::with_capacity(8);
-    for (tris, links) in runs {
-        let links = links.as_ref();
+    // per vertex of the run: its corner, `DROPPED` (a bone `nodes` lacks), or `NOT_YET`
+    const NOT_YET: u32 = u32::MAX;
+    const DROPPED: u32 = u32::MAX - 1;
+    let mut made: Vec<u32> = Vec::new();
+    for (tris, verts, links) in runs {
+        let (verts, links) = (verts.as_ref(), links.as_ref());
+        made.clear();
+        made.resize(verts.len(), NOT_YET);
+        mesh.corners.reserve(verts.len());
         'tri: for tri in tris.as_ref() {
-            let mut corners = [None; 3];
-            for (slot, v) in corners.iter_mut().zip(&tri.vertices) {
-                let Some(bone) = bone_of(v.bone) else {
+            let mut corners = [0u32; 3];
+            for (slot, &i) in corners.iter_mut().zip(&tri.vertices) {
+                let Some(state) = made.get_mut(i as usize) else {
                     continue 'tri;
                 };
-                let bone = BoneId(bone as u32);
-                scratch.clear();
-                for l in ast::links_in(links, v) {
-                    let Some(b) = bone_of(l.bone) else { continue };
-                    let b = BoneId(b as u32);
-                    if l.weight <= 0.0 {
-                        continue;
-                    }
-                    match scratch.iter_mut().find(|w| w.bone == b) {
-                        Some(w) => w.weight += l.weight,
-                        None => scratch.push(Weight {
-                            bone: b,
-                            weight: l.weight,
-                        }),
-                    }
+                if *state == NOT_YET {
+                    *state = match verts.get(i as usize).and_then(|v| {
+                        lower_vertex(v, links, &mut scratch, &mut mesh.weights, file, bone_of)
+                    }) {
+                        Some(c) => {
+                            mesh.corners.push(c);
+                            mesh.corners.len() as u32 - 1
+                        }
+                        None => DROPPED,
+                    };
                 }
-                let sum: f32 = scratch.iter().map(|w| w.weight).sum();
-                if scratch.is_empty() || sum <= 0.0 || !sum.is_finite() {
-                    // Nine values, link count 0, or only zero weights: the vertex belongs to
-                    // its bone.
-                    scratch.clear();
-                    scratch.push(Weight { bone, weight: 1.0 });
-                } else if sum != 1.0 {
-                    for w in &mut scratch {
-                        w.weight /= sum;
-                    }
+                if *state == DROPPED {
+                    continue 'tri;
                 }
-                let first = mesh.weights.len() as u32;
-                mesh.weights.extend_from_slice(&scratch);
-                *slot = Some(Corner {
-                    pos: v.pos,
-                    normal: v.normal,
-                    uv: v.uv,
-                    bone,
-                    weights: (first, scratch.len() as u32),
-                    span: v.line.in_file(file),
-                });
+                *slot = *state;
             }
-            if let [Some(a), Some(b), Some(c)] = corners {
-                mesh.triangles.push(Triangle {
-                    material: tri.material,
-                    corners: [a, b, c],
-                    span: tri.material_span.in_file(file),
-                });
-            }
+            mesh.triangles.push(Triangle {
+                material: tri.material,
+                corners,
+                span: tri.material_span.in_file(file),
+            });
         }
     }
     mesh
+}
+
+/// One vertex as a corner, its links merged per bone and scaled to add up to 1, appended to
+/// `weights`; `None` when its bone is one `nodes` lacks.
+fn lower_vertex(
+    v: &ast::Vertex,
+    links: &[ast::Link],
+    scratch: &mut Vec<Weight>,
+    weights: &mut Vec<Weight>,
+    file: FileId,
+    bone_of: &dyn Fn(i32) -> Option<usize>,
+) -> Option<Corner> {
+    let bone = BoneId(bone_of(v.bone)? as u32);
+    scratch.clear();
+    for l in ast::links_in(links, v) {
+        let Some(b) = bone_of(l.bone) else { continue };
+        let b = BoneId(b as u32);
+        if l.weight <= 0.0 {
+            continue;
+        }
+        match scratch.iter_mut().find(|w| w.bone == b) {
+            Some(w) => w.weight += l.weight,
+            None => scratch.push(Weight {
+                bone: b,
+                weight: l.weight,
+            }),
+        }
+    }
+    let sum: f32 = scratch.iter().map(|w| w.weight).sum();
+    if scratch.is_empty() || sum <= 0.0 || !sum.is_finite() {
+        // Nine values, link count 0, or only zero weights: the vertex belongs to its bone.
+        scratch.clear();
+        scratch.push(Weight { bone, weight: 1.0 });
+    } else if sum != 1.0 {
+        for w in scratch.iter_mut() {
+            w.weight /= sum;
+        }
+    }
+    let first = weights.len() as u32;
+    weights.extend_from_slice(scratch);
+    Some(Corner {
+        pos: v.pos,
+        normal: v.normal,
+        uv: v.uv,
+        bone,
+        weights: (first, scratch.len() as u32),
+        span: v.line.in_file(file),
+    })
 }
 
 fn lower_flex(

@@ -9,6 +9,9 @@
 //! what real exporters write (`corpus/QUIRKS.md`): CRLF, no final newline, comments before
 //! `version`, blank material lines, link count 0, any number of links, `# name` after `time`.
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
 use crate::diag::{Code, Diagnostic, FileId, Span};
 
 use super::ast::*;
@@ -79,7 +82,9 @@ struct PendingTriangle {
     material: u32,
     material_span: Span,
     count: usize,
-    vertices: [Vertex; 3],
+    /// Indices into the run's vertices, and where each corner's line starts.
+    vertices: [u32; 3],
+    lines: [u32; 3],
     /// Empty material or a bad vertex line: checked, then dropped.
     drop: bool,
 }
@@ -550,6 +555,34 @@ struct Parser<'a> {
     /// Threads and the least length of a `triangles` section read in pieces (see
     /// [`parse_split`]); `None`: one thread.
     split: Option<(usize, usize)>,
+    /// The vertex lines of the current run read cleanly, by (hash of the text, material): the
+    /// index of the vertex read from the first (see [`Parser::shared_vertex_line`]).
+    seen: HashMap<(u64, u32), u32, BuildHasherDefault<KeyHasher>>,
+}
+
+/// The hasher of [`Parser::seen`]: its keys' first word is already an xxh3 hash, which is
+/// only mixed with the material.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 ^= v;
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (self.0 ^ u64::from(v)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 impl<'a> Parser<'a> {
@@ -575,6 +608,7 @@ impl<'a> Parser<'a> {
             saw_links: false,
             saw_version: false,
             split: None,
+            seen: HashMap::default(),
         }
     }
 
@@ -1017,6 +1051,7 @@ impl<'a> Parser<'a> {
                 .collect();
             let mut run = TriangleRun {
                 triangles: p.tris.triangles,
+                vertices: p.tris.vertices,
                 links: p.tris.links,
             };
             for tri in &mut run.triangles {
@@ -1026,11 +1061,14 @@ impl<'a> Parser<'a> {
             // the run before it joins the earlier ones, unless it is empty
             let before = TriangleRun {
                 triangles: std::mem::replace(&mut t.triangles, run.triangles),
+                vertices: std::mem::replace(&mut t.vertices, run.vertices),
                 links: std::mem::replace(&mut t.links, run.links),
             };
             if !before.triangles.is_empty() || !before.links.is_empty() {
                 t.runs.push(before);
             }
+            // the lines seen index the run before: the piece's vertices are not there
+            self.seen.clear();
         }
         p.closed_at
     }
@@ -1047,7 +1085,7 @@ impl<'a> Parser<'a> {
         let done = fast
             && match (self.state, self.frame) {
                 (State::In(Section::Triangles, _), _) if self.pending.is_some() => {
-                    self.fast_vertex_line(line)
+                    self.shared_vertex_line(line)
                 }
                 (State::In(Section::Skeleton, _), FrameState::Open) => self.fast_bone_line(line),
                 _ => false,
@@ -1100,6 +1138,60 @@ impl<'a> Parser<'a> {
             line,
         });
         self.saw_content = true;
+        true
+    }
+
+    /// [`Parser::fast_vertex_line`], but a line whose text was read before in this run for a
+    /// triangle of the same material, cleanly (no diagnostic, not even a repeated warning), is
+    /// not read again: the corner takes the vertex read then (see [`TrianglesSection`]).
+    fn shared_vertex_line(&mut self, line: Span) -> bool {
+        let Some(material) = self.pending.map(|p| p.material) else {
+            return self.fast_vertex_line(line);
+        };
+        let text = self
+            .src
+            .as_bytes()
+            .get(line.start as usize..line.end as usize)
+            .unwrap_or(&[]);
+        let key = (xxhash_rust::xxh3::xxh3_64(text), material);
+        if let Some(&i) = self.seen.get(&key) {
+            let earlier = self
+                .out
+                .triangles
+                .as_ref()
+                .and_then(|t| t.vertices.get(i as usize))
+                .map(|v| v.line);
+            let same = earlier.is_some_and(|l| {
+                self.src.as_bytes().get(l.start as usize..l.end as usize) == Some(text)
+            });
+            if same {
+                self.corner(i, line.start, true);
+                return true;
+            }
+            // another text with the same hash: read as it is, not shared
+            return self.fast_vertex_line(line);
+        }
+        let before = (
+            self.diags.len(),
+            self.weight_sum.count,
+            self.duplicate_link.count,
+        );
+        if !self.fast_vertex_line(line) {
+            return false;
+        }
+        let clean = before
+            == (
+                self.diags.len(),
+                self.weight_sum.count,
+                self.duplicate_link.count,
+            );
+        if clean {
+            if let Some(n) = self.out.triangles.as_ref().map(|t| t.vertices.len()) {
+                if n > 0 {
+                    self.seen.insert(key, n as u32 - 1);
+                }
+            }
+        }
         true
     }
 
@@ -2009,7 +2101,8 @@ impl<'a> Parser<'a> {
             material,
             material_span: span,
             count: 0,
-            vertices: [Vertex::default(); 3],
+            vertices: [0; 3],
+            lines: [0; 3],
             drop,
         });
     }
@@ -2066,9 +2159,24 @@ impl<'a> Parser<'a> {
     /// A vertex line read (`ok`: without error): the pending triangle's next vertex; the
     /// triangle is kept after its third one unless it is to be dropped.
     fn add_vertex(&mut self, v: Vertex, ok: bool) {
+        let line = v.line.start;
+        let index = match self.out.triangles.as_mut() {
+            Some(t) if ok && self.pending.is_some() => {
+                t.vertices.push(v);
+                t.vertices.len() as u32 - 1
+            }
+            _ => 0,
+        };
+        self.corner(index, line, ok);
+    }
+
+    /// The pending triangle's next corner: vertex `index` of the run, its line starting at
+    /// `line`.
+    fn corner(&mut self, index: u32, line: u32, ok: bool) {
         if let Some(p) = self.pending.as_mut() {
             if p.count < 3 {
-                p.vertices[p.count] = v;
+                p.vertices[p.count] = index;
+                p.lines[p.count] = line;
             }
             p.count += 1;
             p.drop |= !ok;
@@ -2081,6 +2189,7 @@ impl<'a> Parser<'a> {
                             material: p.material,
                             material_span: p.material_span,
                             vertices: p.vertices,
+                            lines: p.lines,
                         });
                     }
                 }
@@ -2375,7 +2484,7 @@ mod tests {
     /// `parse` and the reading in pieces on `threads` threads (every `triangles` section long
     /// enough), and how many pieces were taken.
     fn split_ways(text: &str, threads: usize) -> (Parsed, Parsed, usize) {
-        let one = parse_with(text, FileId(0), 1, usize::MAX);
+        let one = joined(parse_with(text, FileId(0), 1, usize::MAX));
         PIECES_TAKEN.with(|c| c.set(0));
         let mut split = parse_with(text, FileId(0), threads, 0);
         let taken = PIECES_TAKEN.with(std::cell::Cell::get);
@@ -2554,12 +2663,67 @@ mod tests {
         }
     }
 
+    /// The fast paths and the general path, each tree joined (the fast path shares repeated
+    /// vertex lines, the general path does not: joined, every corner has its own vertex and
+    /// line, so the two compare corner by corner).
     fn both_ways(text: &str) -> (Parsed, Parsed) {
-        let fast = parse(text, FileId(0));
+        let fast = joined(parse(text, FileId(0)));
         GENERAL_ONLY.with(|g| g.set(true));
-        let general = parse(text, FileId(0));
+        let general = joined(parse(text, FileId(0)));
         GENERAL_ONLY.with(|g| g.set(false));
         (fast, general)
+    }
+
+    /// `p` with its triangles joined ([`TrianglesSection::joined`]).
+    fn joined(mut p: Parsed) -> Parsed {
+        if let Some(t) = p.smd.triangles.as_mut() {
+            *t = t.joined();
+        }
+        p
+    }
+
+    #[test]
+    fn repeated_vertex_lines_are_read_once_per_run_and_material() {
+        // `a` twice in `m`, once in `n`; `b` with a weight sum off, twice (read both times, so
+        // the warning counts both); every corner keeps its own line
+        let a = "0 1 2 3 4 5 6 7 8 1 0 1";
+        let b = "0 1 2 3 4 5 6 7 8 1 0 0.5";
+        let text = format!(
+            "version 1\nnodes\n0 \"a\" -1\nend\ntriangles\nm\n{a}\n{a}\n{b}\nm\n{b}\n{a}\n{a}\nn\n{a}\n{a}\n{a}\nend\n"
+        );
+        let p = parse(&text, FileId(0));
+        let t = p.smd.triangles.as_ref().unwrap();
+        assert_eq!(t.triangles.len(), 3);
+        // `a` in m, `b`, `b` again, `a` in n
+        assert_eq!(t.vertices.len(), 4);
+        assert_eq!(t.triangles[0].vertices, [0, 0, 1]);
+        assert_eq!(t.triangles[1].vertices, [2, 0, 0]);
+        assert_eq!(t.triangles[2].vertices, [3, 3, 3]);
+        let weight_sum: Vec<_> = p
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::SmdWeightSum)
+            .collect();
+        assert_eq!(weight_sum.len(), 1);
+        assert!(
+            weight_sum[0]
+                .notes
+                .iter()
+                .any(|n| n == "1 more vertex line in this file does the same"),
+            "{:?}",
+            weight_sum[0].notes
+        );
+        // each corner's own line, as the general path reads it
+        let (fast, general) = both_ways(&text);
+        assert_eq!(fast, general);
+        let j = fast.smd.triangles.unwrap();
+        let line_of =
+            |k: usize| &text[j.vertices[k].line.start as usize..j.vertices[k].line.end as usize];
+        assert_eq!(line_of(4), a);
+        assert_eq!(
+            j.vertices[4].line.start as usize,
+            text.find(&format!("m\n{b}\n{a}")).unwrap() + 2 + b.len() + 1
+        );
     }
 
     fn smd_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {

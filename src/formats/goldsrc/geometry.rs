@@ -638,7 +638,7 @@ fn build_model(mesh: &ModelMesh, model: &Model, diags: &mut Vec<Diagnostic>) -> 
             u: 0.0,
             v: 0.0,
         }; 3];
-        for (j, c) in tri.corners.iter().enumerate() {
+        for (j, c) in mesh.mesh.corners_of(tri).iter().enumerate() {
             let slot = if mesh.reverse { j } else { 2 - j };
             let fb = file_of.get(&c.bone.0).copied();
             let Some(fx) = fb.and_then(|b| fixups.get(b)) else {

@@ -472,7 +472,7 @@ pub fn plan(
             .iter()
             .map(|t| {
                 let mut v: Vec<usize> = Vec::new();
-                for k in &t.corners {
+                for k in &c.mesh.corners_of(t) {
                     let ws = c.mesh.weights_of(k);
                     if ws.is_empty() {
                         v.push(k.bone.index());
@@ -501,7 +501,7 @@ pub fn plan(
             let mut pts: Vec<[f64; 3]> = Vec::new();
             for (t, bones_of) in c.mesh.triangles.iter().zip(&tri_bones) {
                 if bones_of.binary_search(&i).is_ok() {
-                    for k in &t.corners {
+                    for k in &c.mesh.corners_of(t) {
                         pts.push(math::apply(&inv, k.pos).map(f64::from));
                     }
                 }
@@ -551,7 +551,7 @@ pub fn plan(
             .mesh
             .triangles
             .iter()
-            .flat_map(|t| t.corners.iter().map(|k| place(k.pos)))
+            .flat_map(|t| c.mesh.corners_of(t).map(|k| place(k.pos)))
             .collect();
         // the bounds of the points the hulls were made of, as given (the hulls' own points are
         // snapped to 1/4096 inch)
@@ -1005,7 +1005,7 @@ fn connected_parts(c: &Collision, weld: f32, angle: f32) -> Vec<Part> {
     let mut tri_verts: Vec<[usize; 3]> = Vec::with_capacity(c.mesh.triangles.len());
     for t in &c.mesh.triangles {
         let mut ids = [0; 3];
-        for (slot, k) in ids.iter_mut().zip(&t.corners) {
+        for (slot, k) in ids.iter_mut().zip(&c.mesh.corners_of(t)) {
             let key = [
                 k.pos[0].to_bits(),
                 k.pos[1].to_bits(),

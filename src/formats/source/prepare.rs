@@ -150,7 +150,7 @@ fn corners_in(
 ) -> ([CornerIn; 3], usize, f32) {
     let mut lost = 0usize;
     let mut largest = 0.0f32;
-    let mut cs = t.corners.map(|c| {
+    let mut cs = mm.mesh.corners_of(t).map(|c| {
         let all = mm.mesh.weights_of(&c);
         let (pos, normal) = match repose {
             Some(r) => repose_vertex(r, all, c.bone, c.pos, c.normal),
