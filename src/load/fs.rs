@@ -29,7 +29,18 @@ pub trait Fs {
     /// Says that the file at `path` is an input of the project although it was not read here
     /// (an SMD another project of the batch parsed: [`super::shared`]); see [`RecordingFs`].
     fn used(&self, _path: &Path) {}
+    /// Reads the file at `path` from its start to its end, handing its bytes to `sink` block by
+    /// block until `sink` returns `false`; whether the whole file was handed over. A large SMD
+    /// is parsed as it is read ([`crate::smd::parse_streamed`]) instead of being held whole.
+    /// By default the file is read whole first.
+    fn read_blocks(&self, path: &Path, sink: &mut dyn FnMut(&[u8]) -> bool) -> io::Result<bool> {
+        let bytes = self.read(path)?;
+        Ok(bytes.chunks(BLOCK).all(sink))
+    }
 }
+
+/// The size of the blocks [`Fs::read_blocks`] hands over.
+const BLOCK: usize = 1 << 20;
 
 /// A file system that notes every file the project reads or [uses](Fs::used), in first-use
 /// order and once each: the inputs of `mdlc build --depfile`, `--report` and the up-to-date
@@ -110,6 +121,25 @@ impl Fs for RecordingFs<'_> {
     }
     fn used(&self, path: &Path) {
         self.note(path, None);
+    }
+    fn read_blocks(&self, path: &Path, sink: &mut dyn FnMut(&[u8]) -> bool) -> io::Result<bool> {
+        let before = self.inner.stamp(path);
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
+        let mut len = 0u64;
+        let whole = self.inner.read_blocks(path, &mut |block| {
+            hash.update(block);
+            len += block.len() as u64;
+            sink(block)
+        })?;
+        // noted only when every byte went by: the hash is the whole file's, as `read` notes it
+        if whole {
+            let mtime = before
+                .filter(|s| s.len == len)
+                .and_then(|s| s.modified.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos());
+            self.note(path, Some((len, mtime, hash.digest128())));
+        }
+        Ok(whole)
     }
 }
 
@@ -202,6 +232,24 @@ impl Fs for RealFs {
 
     fn stamp(&self, path: &Path) -> Option<FileStamp> {
         FileStamp::of(path)
+    }
+
+    fn read_blocks(&self, path: &Path, sink: &mut dyn FnMut(&[u8]) -> bool) -> io::Result<bool> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path)?;
+        let mut buf = vec![0u8; BLOCK];
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(true),
+                Ok(n) => {
+                    if !sink(buf.get(..n).unwrap_or_default()) {
+                        return Ok(false);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn list(&self, dir: &Path) -> io::Result<Vec<String>> {

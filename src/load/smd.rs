@@ -257,6 +257,59 @@ enum Prefetched {
 /// The SMD bytes of a project below which [`SmdLoader::prefetch`] parses on one thread.
 const PARALLEL_PARSE_BYTES: usize = 1 << 20;
 
+/// The least size of an SMD parsed as it is read ([`stream_job`]).
+pub const STREAM_BYTES: u64 = 32 << 20;
+
+/// A large SMD (at least [`STREAM_BYTES`], on a file system that can read it again for a
+/// diagnostic) parsed and lowered as it is read, window by window, instead of being held whole
+/// ([`smd::parse_streamed`]; issue 17). `Err` when it must be read whole, with the place in
+/// `sources` it was given if it was tried.
+///
+/// Only [`SmdLoader::prefetch`] on one thread streams: a project that reads several files side
+/// by side, or shares them with other projects, reads each whole.
+fn stream_job(fs: &dyn Fs, path: &Path, sources: &mut Sources) -> Result<Parsed, Option<FileId>> {
+    let name = path.display().to_string();
+    if crate::dmx::is_dmx_name(&name) {
+        return Err(None);
+    }
+    let Some(size) = fs
+        .size(path)
+        .filter(|&n| n >= STREAM_BYTES && n <= crate::diag::MAX_FILE_LEN as u64)
+    else {
+        return Err(None);
+    };
+    let Some(stamp) = fs.stamp(path).filter(|s| s.len == size) else {
+        return Err(None);
+    };
+    let id = sources.add(name, String::new());
+    let read = |sink: &mut dyn FnMut(&[u8]) -> bool| fs.read_blocks(path, sink).unwrap_or(false);
+    let parsed = smd::parse_streamed(&read, id, spare_threads(usize::MAX)).ok_or(Some(id))?;
+    // the text is read again for a diagnostic: only while the file is as it was read
+    if fs.stamp(path) != Some(stamp) {
+        return Err(Some(id));
+    }
+    let parsed_ok = !parsed.has_errors();
+    let mut diags = parsed.diagnostics;
+    let smd = if !parsed_ok {
+        None
+    } else {
+        let before = diags.len();
+        let model = lower_smd_owned(parsed.smd, id, &mut diags);
+        diags[before..]
+            .iter()
+            .all(|d| !d.is_error())
+            .then_some(model)
+    };
+    Ok(Parsed {
+        path: path.to_path_buf(),
+        id,
+        text: None,
+        stamp: Some(stamp),
+        diags,
+        smd,
+    })
+}
+
 /// A file a project names: the path it resolved, as written, and where.
 #[derive(Clone, Copy, Debug)]
 pub struct SmdRef<'a> {
@@ -497,7 +550,14 @@ impl SmdLoader<'_> {
                 return;
             }
             for path in &paths {
-                if let Some(job) = self.read_job(fs, path, sources) {
+                let id = match stream_job(fs, path, sources) {
+                    Ok(parsed) => {
+                        self.install(parsed, false, sources);
+                        continue;
+                    }
+                    Err(id) => id,
+                };
+                if let Some(job) = self.read_job(fs, path, sources, id) {
                     let parsed = parse_job(job, spare_threads(usize::MAX));
                     self.install(parsed, false, sources);
                 }
@@ -539,7 +599,7 @@ impl SmdLoader<'_> {
                 while let Ok(p) = done_rx.try_recv() {
                     self.install(p, true, sources);
                 }
-                let Some(mut job) = self.read_job(fs, path, sources) else {
+                let Some(mut job) = self.read_job(fs, path, sources, None) else {
                     continue;
                 };
                 // While the parsers are busy, take what they finish; stop if they all stopped
@@ -599,7 +659,7 @@ impl SmdLoader<'_> {
             }
             Claim::Mine(publisher) => {
                 // (unreadable: recorded as such; the dropped publisher frees the file)
-                let Some(mut job) = self.read_job(self.fs, path, sources) else {
+                let Some(mut job) = self.read_job(self.fs, path, sources, None) else {
                     return;
                 };
                 sources.share(job.id, publisher.id);
@@ -657,8 +717,15 @@ impl SmdLoader<'_> {
     }
 
     /// Reads one file for [`Self::prefetch`]: its place in `sources` (a placeholder until it is
-    /// parsed), or `None` (recorded as unreadable) when it cannot be read.
-    fn read_job(&mut self, fs: &dyn Fs, path: &Path, sources: &mut Sources) -> Option<ParseJob> {
+    /// parsed; `id` when it has one already), or `None` (recorded as unreadable) when it cannot
+    /// be read.
+    fn read_job(
+        &mut self,
+        fs: &dyn Fs,
+        path: &Path,
+        sources: &mut Sources,
+        id: Option<FileId>,
+    ) -> Option<ParseJob> {
         let stamp = fs.stamp(path);
         match fs.read(path) {
             Err(e) => {
@@ -668,7 +735,7 @@ impl SmdLoader<'_> {
             }
             Ok(bytes) => {
                 let name = path.display().to_string();
-                let id = sources.add(name.clone(), String::new());
+                let id = id.unwrap_or_else(|| sources.add(name.clone(), String::new()));
                 // a stamp that does not match what was read cannot bring the text back
                 let stamp = stamp.filter(|s| s.len == bytes.len() as u64);
                 Some(ParseJob {
@@ -680,5 +747,93 @@ impl SmdLoader<'_> {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::fs::{RealFs, RecordingFs};
+
+    /// An SMD of at least [`STREAM_BYTES`]: a strip of weighted triangles in two materials,
+    /// each vertex line written again for every triangle that uses it, and a weight sum off
+    /// now and then (a repeated warning).
+    fn big_smd() -> String {
+        let mut s = String::from(
+            "version 1\nnodes\n0 \"root\" -1\n1 \"tip\" 0\nend\nskeleton\ntime 0\n\
+             0 0 0 0 0 0 0\n1 0 0 10 0 0 0\nend\ntriangles\n",
+        );
+        let line = |i: usize| {
+            let w = if i % 9973 == 5 { "0.7" } else { "0.5" };
+            format!(
+                "0 {}.{:03} {} 0 0 0 1 0.{:03} 0.5 2 0 0.5 1 {w}\n",
+                i / 1000,
+                i % 1000,
+                i % 2,
+                i % 1000
+            )
+        };
+        let mut t = 0usize;
+        while (s.len() as u64) < STREAM_BYTES + (1 << 20) {
+            s.push_str(if t % 7 == 0 { "metal\n" } else { "skin\n" });
+            for k in 0..3 {
+                s.push_str(&line(t + k));
+            }
+            t += 1;
+        }
+        s.push_str("end\n");
+        s
+    }
+
+    /// A large SMD parsed as it is read gives what the whole text gives (the same triangles,
+    /// corner by corner, the same diagnostics), and a build's records hash the whole file.
+    #[test]
+    fn a_large_smd_read_as_a_stream_is_the_whole_file() {
+        let dir = std::env::temp_dir().join(format!("mdlc-stream-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("big.smd");
+        let text = big_smd();
+        std::fs::write(&path, &text).unwrap();
+        let rec = RecordingFs::new(&RealFs);
+        let mut sources = Sources::new();
+        let streamed = stream_job(&rec, &path, &mut sources);
+        let _ = std::fs::remove_dir_all(&dir);
+        let Ok(streamed) = streamed else {
+            panic!("not streamed")
+        };
+        assert!(streamed.text.is_none());
+        let mut diags = Vec::new();
+        let whole = check_smd_text(&text, streamed.id, &mut diags).unwrap();
+        assert_eq!(streamed.diags, diags);
+        assert_eq!(
+            diags.iter().map(|d| d.code).collect::<Vec<_>>(),
+            [Code::SmdWeightSum]
+        );
+        let (a, b) = (streamed.smd.unwrap(), whole);
+        assert_eq!(a.skeleton, b.skeleton);
+        let (ma, mb) = (a.mesh.unwrap(), b.mesh.unwrap());
+        assert_eq!(ma.materials, mb.materials);
+        assert_eq!(ma.triangles.len(), mb.triangles.len());
+        assert!(ma.triangles.len() > 100_000);
+        for (ta, tb) in ma.triangles.iter().zip(&mb.triangles) {
+            assert_eq!((ta.material, ta.span), (tb.material, tb.span));
+            // (a shared corner's line is the first of its run, and the runs differ)
+            let (ca, cb) = (ma.corners_of(ta), mb.corners_of(tb));
+            for (x, y) in ca.iter().zip(&cb) {
+                assert_eq!(
+                    (x.pos, x.normal, x.uv, x.bone),
+                    (y.pos, y.normal, y.uv, y.bone)
+                );
+                assert_eq!(ma.weights_of(x), mb.weights_of(y));
+            }
+        }
+        // shared lines: far fewer corners than triangle corners
+        assert!(ma.corners.len() < ma.triangles.len() * 2);
+        // the record of the input: the whole file's length and hash
+        let inputs = rec.inputs();
+        let read = inputs.iter().find(|r| r.path == path).and_then(|r| r.read);
+        let (len, _, hash) = read.unwrap();
+        assert_eq!(len, text.len() as u64);
+        assert_eq!(hash, xxhash_rust::xxh3::xxh3_128(text.as_bytes()));
     }
 }

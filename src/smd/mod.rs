@@ -10,4 +10,4 @@ pub mod parser;
 
 pub use ast::SmdFile;
 pub use lower::{lower_smd, lower_smd_owned, SmdModel};
-pub use parser::{parse, parse_split, Parsed};
+pub use parser::{parse, parse_split, parse_streamed, Parsed, ReadBlocks};

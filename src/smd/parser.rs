@@ -162,6 +162,10 @@ impl Parsed {
     }
 }
 
+mod stream;
+
+pub use stream::{parse_streamed, ReadBlocks};
+
 /// Parses an SMD or VTA file's text on this thread.
 pub fn parse(text: &str, file: FileId) -> Parsed {
     parse_split(text, file, 1)
@@ -2538,6 +2542,124 @@ mod tests {
         }
         s.push_str("end\n");
         s
+    }
+
+    /// [`stream::parse_streamed_with`] fed `text` in blocks of `block` bytes.
+    fn streamed(text: &[u8], block: usize, window: usize, threads: usize) -> Option<Parsed> {
+        let read = |sink: &mut dyn FnMut(&[u8]) -> bool| -> bool {
+            text.chunks(block.max(1)).all(&mut *sink)
+        };
+        stream::parse_streamed_with(&read, FileId(0), threads, window)
+    }
+
+    /// A strip of `n` triangles over a row of vertices, each vertex line written again for
+    /// every triangle that uses it (as exporters write shared vertices).
+    fn strip_text(n: usize) -> String {
+        let mut s = String::from(
+            "version 1\nnodes\n0 \"a\" -1\n1 \"b\" 0\nend\nskeleton\ntime 0\n\
+             0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\ntriangles\n",
+        );
+        let v = |i: usize| format!("0 {i} {} 0 0 0 1 0.5 0.5 2 0 0.5 1 0.5\n", i % 2);
+        for t in 0..n {
+            s.push_str(if t % 5 == 0 { "metal\n" } else { "skin\n" });
+            for k in 0..3 {
+                s.push_str(&v(t + k));
+            }
+        }
+        s.push_str("end\n");
+        s
+    }
+
+    #[test]
+    fn streamed_reading_is_the_whole_reading_or_none() {
+        let mesh = mesh_text(300, 17, 23);
+        let strip = strip_text(400);
+        let mut must: Vec<(&str, Vec<u8>)> = vec![
+            ("mesh", mesh.clone().into_bytes()),
+            ("strip", strip.clone().into_bytes()),
+            ("crlf", mesh.replace('\n', "\r\n").into_bytes()),
+            (
+                "blank lines after end",
+                format!("{strip}\n  \n\t\n").into_bytes(),
+            ),
+        ];
+        let mut never: Vec<(&str, Vec<u8>)> = vec![
+            ("no end", mesh.trim_end_matches("end\n").as_bytes().to_vec()),
+            (
+                "a section after the triangles",
+                format!("{mesh}skeleton\ntime 0\n0 0 0 0 0 0 0\nend\n").into_bytes(),
+            ),
+            ("a broken line", mutate(&mesh, 150, "0 1 2").into_bytes()),
+            (
+                "an extra line",
+                mutate(&strip, 301, "skin\nskin").into_bytes(),
+            ),
+            (
+                "a comment after end",
+                format!("{strip}// done\n").into_bytes(),
+            ),
+            (
+                "no triangles",
+                mesh.as_bytes()[..mesh.find("triangles").unwrap()].to_vec(),
+            ),
+        ];
+        let mut nul = mesh.clone().into_bytes();
+        let at = nul.len() / 2;
+        nul[at] = 0;
+        never.push(("a NUL", nul));
+        let mut latin = strip.clone().into_bytes();
+        let at = latin.len() / 3;
+        latin[at] = 0xE9;
+        never.push(("not UTF-8", latin));
+        // the same text whole and streamed, or no streamed reading at all
+        for (name, text) in must.iter_mut().chain(never.iter_mut()) {
+            let whole = std::str::from_utf8(text)
+                .ok()
+                .filter(|t| !t.contains('\0'))
+                .map(|t| joined(parse(t, FileId(0))));
+            for (block, window, threads) in
+                [(1, 300, 1), (7, 1000, 2), (4096, 5000, 3), (1 << 20, 64, 2)]
+            {
+                if let Some(s) = streamed(text, block, window, threads) {
+                    assert_eq!(
+                        Some(joined(s)),
+                        whole,
+                        "{name}: block {block}, window {window}"
+                    );
+                }
+            }
+        }
+        for (name, text) in &must {
+            for (block, window, threads) in
+                [(1, 300, 1), (7, 1000, 2), (4096, 5000, 3), (1 << 20, 64, 2)]
+            {
+                assert!(
+                    streamed(text, block, window, threads).is_some(),
+                    "{name}: block {block}, window {window}"
+                );
+            }
+        }
+        for (name, text) in &never {
+            for (block, window, threads) in [(1, 300, 1), (4096, 5000, 3)] {
+                assert!(
+                    streamed(text, block, window, threads).is_none(),
+                    "{name}: block {block}, window {window}"
+                );
+            }
+        }
+        // many windows, each a run
+        let s = streamed(mesh.as_bytes(), 4096, 300, 2).unwrap();
+        let runs = s.smd.triangles.unwrap().runs.len();
+        assert!(runs > 50, "{runs} runs");
+        // a file that changes between the two readings (the head read first, then another)
+        let calls = std::cell::Cell::new(0);
+        let other = strip.replace("time 0", "time 1");
+        let read = |sink: &mut dyn FnMut(&[u8]) -> bool| -> bool {
+            calls.set(calls.get() + 1);
+            let t = if calls.get() == 1 { &strip } else { &other };
+            t.as_bytes().chunks(100).all(&mut *sink)
+        };
+        assert!(stream::parse_streamed_with(&read, FileId(0), 2, 500).is_none());
     }
 
     /// Replaces line `at` of the `triangles` section (0: the first material line) by `with`
