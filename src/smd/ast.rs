@@ -148,6 +148,11 @@ impl TrianglesSection {
         self.runs().map(|r| r.0.len()).sum()
     }
 
+    /// How many vertices all the runs hold.
+    pub fn vertex_count(&self) -> usize {
+        self.runs().map(|r| r.1.len()).sum()
+    }
+
     /// The section as one run with a vertex of its own for every corner, each with its own
     /// line, and links renumbered as a reading without shared lines numbers them (a vertex with
     /// a link count, even 0, points past the links read before it). Two readings of the same

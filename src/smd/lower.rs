@@ -55,9 +55,10 @@ pub fn negative_time_error(smd: &SmdModel, (span, time): (Span, i32)) -> Diagnos
 /// Lowers a parsed file. Warnings and errors found here are pushed to `diags`.
 pub fn lower_smd(smd: &SmdFile, file: FileId, diags: &mut Vec<Diagnostic>) -> SmdModel {
     lower_with(smd, file, diags, |bone_of| {
-        smd.triangles
-            .as_ref()
-            .map(|t| lower_mesh(&t.materials, t.triangle_count(), t.runs(), file, bone_of))
+        smd.triangles.as_ref().map(|t| {
+            let sizes = (t.triangle_count(), t.vertex_count());
+            lower_mesh(&t.materials, sizes, t.runs(), file, bone_of)
+        })
     })
 }
 
@@ -68,10 +69,10 @@ pub fn lower_smd_owned(mut smd: SmdFile, file: FileId, diags: &mut Vec<Diagnosti
     lower_with(&smd, file, diags, |bone_of| {
         triangles.map(|mut t| {
             let materials = std::mem::take(&mut t.materials);
-            let count = t.triangle_count();
+            let sizes = (t.triangle_count(), t.vertex_count());
             lower_mesh(
                 &materials,
-                count,
+                sizes,
                 t.into_runs().map(|r| (r.triangles, r.vertices, r.links)),
                 file,
                 bone_of,
@@ -335,14 +336,15 @@ fn lower_frames(
     }
 }
 
-/// The triangles of `runs` (`count` in all) as a mesh: the bones numbered by `bone_of`, each
+/// The triangles of `runs` (`sizes`: how many triangles and vertices they hold in all) as a
+/// mesh: the bones numbered by `bone_of`, each
 /// vertex's links merged per bone and scaled to add up to 1 (a triangle with a bone `nodes`
 /// lacks is dropped). A run's vertex becomes one corner of the mesh, made when a kept triangle
 /// first uses it, and every triangle using it indexes that corner. Each run is let go after it
 /// is lowered when `runs` hands them over.
 fn lower_mesh<T, V, L>(
     materials: &IndexSet<String>,
-    count: usize,
+    (count, vertices): (usize, usize),
     runs: impl Iterator<Item = (T, V, L)>,
     file: FileId,
     bone_of: &dyn Fn(i32) -> Option<usize>,
@@ -355,7 +357,8 @@ where
     let mut mesh = Mesh {
         materials: materials.iter().cloned().collect(),
         triangles: Vec::with_capacity(count),
-        corners: Vec::new(),
+        // (at most one corner a vertex: sized once, not grown run by run)
+        corners: Vec::with_capacity(vertices),
         weights: Vec::new(),
     };
     let mut scratch: Vec<Weight> = Vec::with_capacity(8);
@@ -367,7 +370,6 @@ where
         let (verts, links) = (verts.as_ref(), links.as_ref());
         made.clear();
         made.resize(verts.len(), NOT_YET);
-        mesh.corners.reserve(verts.len());
         'tri: for tri in tris.as_ref() {
             let mut corners = [0u32; 3];
             for (slot, &i) in corners.iter_mut().zip(&tri.vertices) {

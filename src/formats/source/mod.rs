@@ -134,9 +134,16 @@ fn write_files(
     }
     let stem = write::model_stem(&plan.name);
     // the VVD and the three VTX files are independent of each other: a large model's are
-    // made side by side
-    let jobs: Vec<Option<strips::Variant>> = std::iter::once(None)
-        .chain(strips::Variant::ALL.map(Some))
+    // made side by side, the VTX files first, each letting its variant's strips go once it is
+    // made (so that the strips and the VVD are not all held at once)
+    let strips: Vec<std::sync::Mutex<Option<model::VtxStrips>>> = prepare::strips(&plan)
+        .into_iter()
+        .map(|s| std::sync::Mutex::new(Some(s)))
+        .collect();
+    let jobs: Vec<Option<strips::Variant>> = strips::Variant::ALL
+        .map(Some)
+        .into_iter()
+        .chain(std::iter::once(None))
         .collect();
     let vertices: usize = plan
         .body_parts
@@ -150,13 +157,24 @@ fn write_files(
     } else {
         1
     };
-    let made = crate::threads::map_parallel(&jobs, threads, |job| match job {
+    let mut made = crate::threads::map_parallel(&jobs, threads, |job| match job {
         None => (format!("{stem}.vvd"), write::write_vvd(&plan, check)),
-        Some(v) => (
-            format!("{stem}.{}", v.extension()),
-            write::write_vtx(&plan, *v, check),
-        ),
+        Some(v) => {
+            let mine = strips.iter().find_map(|m| {
+                let mut slot = m.lock().ok()?;
+                match slot.as_ref() {
+                    Some(s) if s.variant == *v => slot.take(),
+                    _ => None,
+                }
+            });
+            (
+                format!("{stem}.{}", v.extension()),
+                write::write_vtx(&plan, mine.as_ref(), *v, check),
+            )
+        }
     });
+    // the files in their usual order: the VVD before the VTX files
+    made.rotate_right(1);
     let mut out = vec![(format!("{stem}.mdl"), mdl)];
     out.extend(made);
     if let Some(ani) = ani {

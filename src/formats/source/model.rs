@@ -25,13 +25,63 @@ pub struct PBone {
     pub flags: i32,
 }
 
+/// A vertex's output bones and weights: at most three, kept in the vertex (with an allocation
+/// of their own, a large mesh's half million vertices cost 16 MB more and as many calls to the
+/// allocator). Reads as a slice.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BoneWeights {
+    n: u8,
+    l: [(u8, f32); 3],
+}
+
+impl BoneWeights {
+    /// Adds a bone and its weight; a fourth is ignored (a vertex has at most three).
+    pub fn push(&mut self, bone: u8, weight: f32) {
+        if let Some(slot) = self.l.get_mut(usize::from(self.n)) {
+            *slot = (bone, weight);
+            self.n += 1;
+        }
+    }
+}
+
+impl std::ops::Deref for BoneWeights {
+    type Target = [(u8, f32)];
+    fn deref(&self) -> &[(u8, f32)] {
+        self.l.get(..usize::from(self.n)).unwrap_or(&[])
+    }
+}
+
+impl std::ops::DerefMut for BoneWeights {
+    fn deref_mut(&mut self) -> &mut [(u8, f32)] {
+        self.l.get_mut(..usize::from(self.n)).unwrap_or(&mut [])
+    }
+}
+
+impl<'a> IntoIterator for &'a BoneWeights {
+    type Item = &'a (u8, f32);
+    type IntoIter = std::slice::Iter<'a, (u8, f32)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl FromIterator<(u8, f32)> for BoneWeights {
+    fn from_iter<I: IntoIterator<Item = (u8, f32)>>(iter: I) -> Self {
+        let mut w = BoneWeights::default();
+        for (b, x) in iter {
+            w.push(b, x);
+        }
+        w
+    }
+}
+
 pub struct PVertex {
     pub pos: [f32; 3],
     pub normal: [f32; 3],
     /// v already flipped.
     pub uv: [f32; 2],
     /// Output bone indices and weights, largest first, 1..=3 entries.
-    pub weights: Vec<(u8, f32)>,
+    pub weights: BoneWeights,
     pub tangent: [f32; 4],
     /// Highest LOD that uses the vertex.
     pub group: usize,
@@ -133,9 +183,6 @@ pub struct SourceModel {
     pub keyvalues: Option<String>,
     /// Flex descriptions, controllers and their UI, rules and mouths.
     pub face: PFace,
-    /// The VTX strip groups of each variant (`.dx90`, `.dx80`, `.sw`, in [`Variant::ALL`]
-    /// order): `[model][lod][mesh]`, models in body part order.
-    pub strips: Vec<VtxStrips>,
     /// The collision model, when the project has one (`$collisionmodel`/`$collisionjoints`).
     pub physics: Option<super::physics::PhysPlan>,
     /// Each bone's surface property (`$jointsurfaceprop`, else the model's).

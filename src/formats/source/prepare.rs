@@ -12,8 +12,8 @@ use crate::ir::BoneId;
 use super::face;
 use super::math::{self, Aabb, M34};
 use super::model::{
-    PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel, PProc, PProcRule,
-    PVertex, SourceModel, VtxStrips,
+    BoneWeights, PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel,
+    PProc, PProcRule, PVertex, SourceModel, VtxStrips,
 };
 use super::records::{AimAtBone, AxisInterpBone, JiggleBone, QuatInterpInfo};
 use super::strips::{self, Variant};
@@ -495,9 +495,15 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
                         scan.add(&made);
                     }
                     let Some(tex) = made.tex else { return };
-                    let idx = match meshes.iter().rposition(|m| m.0 == tex) {
+                    let last = meshes.iter().rposition(|m| m.0 == tex);
+                    let idx = match last {
                         Some(i) if meshes[i].1.verts.len() + 3 <= MAX_MESH_VERTS || lod > 0 => i,
                         _ => {
+                            // a full piece takes no more LOD-0 triangles (only the last piece
+                            // of a texture takes any): its weld maps go now, not at the end
+                            if let Some(full) = last.and_then(|i| meshes.get_mut(i)) {
+                                full.1.welded();
+                            }
                             meshes.push((tex, MeshBuild::new(num_lods, expected)));
                             meshes.len() - 1
                         }
@@ -1304,7 +1310,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
             .unwrap_or(t);
         format!("mdlkeyvalue\n{{\n{}\n}}\n", inner.trim())
     });
-    let strips = strip_groups(&body_parts, num_lods, static_prop);
     Some(SourceModel {
         procedural,
         name,
@@ -1344,7 +1349,6 @@ pub fn prepare(model: &Model, diags: &mut Vec<Diagnostic>) -> Option<SourceModel
         contents,
         keyvalues,
         face,
-        strips,
         physics,
         bone_surface_props,
     })
@@ -1502,6 +1506,14 @@ const PARALLEL_CORNER_TRIS: usize = 60_000;
 /// Below this many triangles (all variants, models, LODs and meshes together) the strips are
 /// built on this thread alone: a thread costs more than it saves.
 const PARALLEL_STRIP_TRIS: usize = 60_000;
+
+/// The VTX strip groups of a prepared model, one [`VtxStrips`] for each variant (`.dx90`,
+/// `.dx80`, `.sw`, in [`Variant::ALL`] order): `[model][lod][mesh]`, models in body part order.
+/// Made when the files are written, once the IR model is let go (`compile_owned`): a large
+/// mesh's strips and its IR triangles are not held at once.
+pub fn strips(plan: &SourceModel) -> Vec<VtxStrips> {
+    strip_groups(&plan.body_parts, plan.num_lods, plan.static_prop)
+}
 
 fn strip_groups(body_parts: &[PBodyPart], num_lods: usize, static_prop: bool) -> Vec<VtxStrips> {
     let models: Vec<&PModel> = body_parts.iter().flat_map(|b| b.models.iter()).collect();
@@ -2406,16 +2418,16 @@ impl MeshBuild {
                     sp = math::scale(sp, -1.0);
                 }
             }
-            let mut weights: Vec<(u8, f32)> = Vec::new();
+            let mut weights = BoneWeights::default();
             if static_prop {
-                weights.push((0, 1.0));
+                weights.push(0, 1.0);
             } else {
-                for &(b, wt) in &v.weights {
+                for &(b, wt) in v.weights.iter() {
                     let ob = out_bone(b) as u8;
                     if let Some(e) = weights.iter_mut().find(|e| e.0 == ob) {
                         e.1 += wt;
                     } else {
-                        weights.push((ob, wt));
+                        weights.push(ob, wt);
                     }
                 }
             }

@@ -505,6 +505,13 @@ pub struct Out {
 }
 
 impl Out {
+    /// An image with room for `n` bytes (its size when known, so that it is not grown).
+    pub fn with_capacity(n: usize) -> Self {
+        Out {
+            bytes: Vec::with_capacity(n),
+        }
+    }
+
     pub fn pos(&self) -> usize {
         self.bytes.len()
     }

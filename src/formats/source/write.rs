@@ -1147,7 +1147,8 @@ pub fn write_vvd(plan: &SourceModel, check: i32) -> Vec<u8> {
             .count() as i32;
     }
     let vstart = (64 + 12 * fixups.len()).next_multiple_of(16);
-    let mut o = Out::default();
+    // the header and fixups, then 48 bytes a vertex and 16 of its tangent
+    let mut o = Out::with_capacity(vstart + 64 * file.len());
     o.put(&VertexFileHeader {
         id: i32::from_le_bytes(*b"IDSV"),
         version: 4,
@@ -1187,7 +1188,12 @@ pub fn write_vvd(plan: &SourceModel, check: i32) -> Vec<u8> {
 }
 
 /// One VTX variant.
-pub fn write_vtx(plan: &SourceModel, variant: Variant, check: i32) -> Vec<u8> {
+pub fn write_vtx(
+    plan: &SourceModel,
+    strips: Option<&super::model::VtxStrips>,
+    variant: Variant,
+    check: i32,
+) -> Vec<u8> {
     let nl = plan.num_lods;
     let models: Vec<&super::model::PModel> = plan
         .body_parts
@@ -1195,10 +1201,8 @@ pub fn write_vtx(plan: &SourceModel, variant: Variant, check: i32) -> Vec<u8> {
         .flat_map(|b| b.models.iter())
         .collect();
     let no_groups = Vec::new();
-    let built: &Vec<Vec<Vec<Vec<Group>>>> = plan
-        .strips
-        .iter()
-        .find(|s| s.variant == variant)
+    let built: &Vec<Vec<Vec<Vec<Group>>>> = strips
+        .filter(|s| s.variant == variant)
         .map_or(&no_groups, |s| &s.groups);
     let nbp = plan.body_parts.len();
     let nmodels = models.len();
@@ -1245,7 +1249,8 @@ pub fn write_vtx(plan: &SourceModel, variant: Variant, check: i32) -> Vec<u8> {
     let change_start = idx_start + 2 * nidx;
     let list_start = change_start + 8 * nchanges;
 
-    let mut o = Out::default();
+    // (the material replacement lists after `list_start`: 8 bytes a LOD)
+    let mut o = Out::with_capacity(list_start + 8 * nl);
     o.put(&VtxFileHeader {
         version: 7,
         vert_cache_size: variant.vert_cache_size(),
