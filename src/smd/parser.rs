@@ -562,6 +562,41 @@ struct Parser<'a> {
     /// The vertex lines of the current run read cleanly, by (hash of the text, material): the
     /// index of the vertex read from the first (see [`Parser::shared_vertex_line`]).
     seen: HashMap<(u64, u32), u32, BuildHasherDefault<KeyHasher>>,
+    /// The bone lines the fast path read, by the hash of their text (see
+    /// [`Parser::fast_bone_line`]): a known bone and its pose, at the line read.
+    seen_poses: HashMap<u64, BonePose, BuildHasherDefault<KeyHasher>>,
+    /// Whether [`Parser::seen`] is still kept, and how well it does.
+    sharing: Sharing,
+    /// The same for [`Parser::seen_poses`].
+    pose_sharing: Sharing,
+}
+
+/// How often a table of lines read before ([`Parser::seen`], [`Parser::seen_poses`]) found
+/// one: a file whose lines seldom repeat (a mesh without shared vertices, an animation whose
+/// every bone moves in every frame) is read without it once its first 4,096 distinct lines
+/// found fewer than 1,024 repeats, so that it costs neither the hashing nor the memory.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sharing {
+    misses: usize,
+    hits: usize,
+    off: bool,
+}
+
+impl Sharing {
+    const TRIAL: usize = 4096;
+
+    fn on(&self) -> bool {
+        !self.off
+    }
+
+    /// Counts a line not found; whether the table is still worth keeping.
+    fn missed(&mut self) -> bool {
+        self.misses += 1;
+        if self.misses == Self::TRIAL && self.hits < Self::TRIAL / 4 {
+            self.off = true;
+        }
+        !self.off
+    }
 }
 
 /// The hasher of [`Parser::seen`]: its keys' first word is already an xxh3 hash, which is
@@ -613,6 +648,9 @@ impl<'a> Parser<'a> {
             saw_version: false,
             split: None,
             seen: HashMap::default(),
+            seen_poses: HashMap::default(),
+            sharing: Sharing::default(),
+            pose_sharing: Sharing::default(),
         }
     }
 
@@ -1122,25 +1160,69 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// See [`Parser::line`]: `bone x y z rx ry rz` in an open frame.
+    /// See [`Parser::line`]: `bone x y z rx ry rz` in an open frame. A line whose text this
+    /// path read before (a bone that holds still over several frames: 58% of the bone lines of
+    /// the Half-Life corpus) is not read again: its pose is the earlier line's, at its own line.
     fn fast_bone_line(&mut self, line: Span) -> bool {
-        let Some((bone, _, v)) =
-            plain_numbers::<6>(self.src, line.start as usize, line.end as usize)
-        else {
-            return false;
+        let text = self
+            .src
+            .as_bytes()
+            .get(line.start as usize..line.end as usize)
+            .unwrap_or(&[]);
+        let sharing = self.pose_sharing.on();
+        let key = if sharing {
+            xxhash_rust::xxh3::xxh3_64(text)
+        } else {
+            0
         };
-        if !self.bone_known(bone) {
-            return false;
-        }
+        let earlier = self.seen_poses.get(&key).copied().filter(|p| {
+            sharing
+                && self
+                    .src
+                    .as_bytes()
+                    .get(p.line.start as usize..p.line.end as usize)
+                    == Some(text)
+        });
+        let pose = match earlier {
+            Some(p) => {
+                self.pose_sharing.hits += 1;
+                BonePose { line, ..p }
+            }
+            None => {
+                let Some((bone, _, v)) =
+                    plain_numbers::<6>(self.src, line.start as usize, line.end as usize)
+                else {
+                    return false;
+                };
+                if !self.bone_known(bone) {
+                    return false;
+                }
+                let pose = BonePose {
+                    bone,
+                    pos: [v[0], v[1], v[2]],
+                    rot: [v[3], v[4], v[5]],
+                    line,
+                };
+                if sharing {
+                    if self.pose_sharing.missed() {
+                        if self.seen_poses.is_empty() {
+                            // about one distinct line in two of the rest of the file (~40
+                            // bytes a line), within reason
+                            let rest = self.src.len().saturating_sub(line.start as usize);
+                            self.seen_poses.reserve((rest / 80).min(1 << 16));
+                        }
+                        self.seen_poses.insert(key, pose);
+                    } else {
+                        self.seen_poses = HashMap::default();
+                    }
+                }
+                pose
+            }
+        };
         let Some(f) = self.out.skeleton.as_mut().and_then(|s| s.frames.last_mut()) else {
             return false;
         };
-        f.bones.push(BonePose {
-            bone,
-            pos: [v[0], v[1], v[2]],
-            rot: [v[3], v[4], v[5]],
-            line,
-        });
+        f.bones.push(pose);
         self.saw_content = true;
         true
     }
@@ -1149,7 +1231,11 @@ impl<'a> Parser<'a> {
     /// triangle of the same material, cleanly (no diagnostic, not even a repeated warning), is
     /// not read again: the corner takes the vertex read then (see [`TrianglesSection`]).
     fn shared_vertex_line(&mut self, line: Span) -> bool {
-        let Some(material) = self.pending.map(|p| p.material) else {
+        let Some(material) = self
+            .pending
+            .map(|p| p.material)
+            .filter(|_| self.sharing.on())
+        else {
             return self.fast_vertex_line(line);
         };
         let text = self
@@ -1169,6 +1255,7 @@ impl<'a> Parser<'a> {
                 self.src.as_bytes().get(l.start as usize..l.end as usize) == Some(text)
             });
             if same {
+                self.sharing.hits += 1;
                 self.corner(i, line.start, true);
                 return true;
             }
@@ -1190,10 +1277,14 @@ impl<'a> Parser<'a> {
                 self.duplicate_link.count,
             );
         if clean {
-            if let Some(n) = self.out.triangles.as_ref().map(|t| t.vertices.len()) {
-                if n > 0 {
-                    self.seen.insert(key, n as u32 - 1);
+            if self.sharing.missed() {
+                if let Some(n) = self.out.triangles.as_ref().map(|t| t.vertices.len()) {
+                    if n > 0 {
+                        self.seen.insert(key, n as u32 - 1);
+                    }
                 }
+            } else {
+                self.seen = HashMap::default();
             }
         }
         true
@@ -2802,6 +2893,35 @@ mod tests {
             *t = t.joined();
         }
         p
+    }
+
+    #[test]
+    fn repeated_bone_lines_are_read_once_until_they_stop_repeating() {
+        // a bone that holds still: its line comes again in every frame
+        let mut text = String::from("version 1\nnodes\n0 \"a\" -1\n1 \"b\" 0\nend\nskeleton\n");
+        for f in 0..3 {
+            text.push_str(&format!("time {f}\n0 0 0 0 0 0 0\n1 {f} 2 3 0.5 0 0\n"));
+        }
+        text.push_str("end\n");
+        let mut p = Parser::new(&text, FileId(0));
+        p.run();
+        assert_eq!(p.pose_sharing.hits, 2);
+        let (fast, general) = both_ways(&text);
+        assert_eq!(fast, general);
+        // 5,000 frames whose lines never repeat, then repeats: the table is given up after
+        // 4,096 lines, and every pose is still read as the general path reads it
+        let mut text = String::from("version 1\nnodes\n0 \"a\" -1\nend\nskeleton\n");
+        for f in 0..6000 {
+            let x = if f < 5000 { f } else { f % 7 };
+            text.push_str(&format!("time {f}\n0 {x} 0 0 0 0 0\n"));
+        }
+        text.push_str("end\n");
+        let mut p = Parser::new(&text, FileId(0));
+        p.run();
+        assert!(!p.pose_sharing.on());
+        assert!(p.seen_poses.is_empty());
+        let (fast, general) = both_ways(&text);
+        assert_eq!(fast, general);
     }
 
     #[test]
