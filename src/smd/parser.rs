@@ -563,8 +563,8 @@ struct Parser<'a> {
     /// index of the vertex read from the first (see [`Parser::shared_vertex_line`]).
     seen: HashMap<(u64, u32), u32, BuildHasherDefault<KeyHasher>>,
     /// The bone lines the fast path read, by the hash of their text (see
-    /// [`Parser::fast_bone_line`]): a known bone and its pose, at the line read.
-    seen_poses: HashMap<u64, BonePose, BuildHasherDefault<KeyHasher>>,
+    /// [`Parser::fast_bone_line`]): where the pose read from the first is (frame, place in it).
+    seen_poses: HashMap<u64, (u32, u32), BuildHasherDefault<KeyHasher>>,
     /// Whether [`Parser::seen`] is still kept, and how well it does.
     sharing: Sharing,
     /// The same for [`Parser::seen_poses`].
@@ -1175,18 +1175,26 @@ impl<'a> Parser<'a> {
         } else {
             0
         };
-        let earlier = self.seen_poses.get(&key).copied().filter(|p| {
-            sharing
-                && self
-                    .src
-                    .as_bytes()
-                    .get(p.line.start as usize..p.line.end as usize)
-                    == Some(text)
-        });
-        let pose = match earlier {
+        let earlier = match self.seen_poses.get(&key) {
+            Some(&(f, k)) if sharing => self
+                .out
+                .skeleton
+                .as_ref()
+                .and_then(|s| s.frames.get(f as usize))
+                .and_then(|f| f.bones.get(k as usize))
+                .copied()
+                .filter(|p| {
+                    self.src
+                        .as_bytes()
+                        .get(p.line.start as usize..p.line.end as usize)
+                        == Some(text)
+                }),
+            _ => None,
+        };
+        let (pose, new) = match earlier {
             Some(p) => {
                 self.pose_sharing.hits += 1;
-                BonePose { line, ..p }
+                (BonePose { line, ..p }, false)
             }
             None => {
                 let Some((bone, _, v)) =
@@ -1203,27 +1211,26 @@ impl<'a> Parser<'a> {
                     rot: [v[3], v[4], v[5]],
                     line,
                 };
-                if sharing {
-                    if self.pose_sharing.missed() {
-                        if self.seen_poses.is_empty() {
-                            // about one distinct line in two of the rest of the file (~40
-                            // bytes a line), within reason
-                            let rest = self.src.len().saturating_sub(line.start as usize);
-                            self.seen_poses.reserve((rest / 80).min(1 << 16));
-                        }
-                        self.seen_poses.insert(key, pose);
-                    } else {
-                        self.seen_poses = HashMap::default();
-                    }
-                }
-                pose
+                (pose, true)
             }
         };
-        let Some(f) = self.out.skeleton.as_mut().and_then(|s| s.frames.last_mut()) else {
+        let Some(frames) = self.out.skeleton.as_mut().map(|s| &mut s.frames) else {
             return false;
         };
-        f.bones.push(pose);
+        let f = frames.len().saturating_sub(1);
+        let Some(frame) = frames.last_mut() else {
+            return false;
+        };
+        frame.bones.push(pose);
+        let k = frame.bones.len() - 1;
         self.saw_content = true;
+        if sharing && new {
+            if self.pose_sharing.missed() {
+                self.seen_poses.insert(key, (f as u32, k as u32));
+            } else {
+                self.seen_poses = HashMap::default();
+            }
+        }
         true
     }
 
