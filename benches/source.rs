@@ -601,22 +601,12 @@ fn write_grid(dir: &Path, tris: usize) -> Res<(PathBuf, u64, usize)> {
         .collect();
     let at = |i: usize, j: usize| lines.get(j * (w + 1) + i).map_or("", String::as_str);
     let mut written = 0usize;
-    'rows: for j in 0..h {
-        for i in 0..w {
-            for tri in [
-                [(i, j), (i + 1, j), (i + 1, j + 1)],
-                [(i, j), (i + 1, j + 1), (i, j + 1)],
-            ] {
-                if written == tris {
-                    break 'rows;
-                }
-                writeln!(f, "grid").map_err(io)?;
-                for (x, y) in tri {
-                    writeln!(f, "{}", at(x, y)).map_err(io)?;
-                }
-                written += 1;
-            }
+    for tri in grid_triangles(w, h, tris) {
+        writeln!(f, "grid").map_err(io)?;
+        for (x, y) in tri {
+            writeln!(f, "{}", at(x, y)).map_err(io)?;
         }
+        written += 1;
     }
     writeln!(f, "end").map_err(io)?;
     f.flush().map_err(io)?;
@@ -641,6 +631,20 @@ fn write_grid(dir: &Path, tris: usize) -> Res<(PathBuf, u64, usize)> {
         (w + 1) * (full_rows + 1) + if rest == 0 { 0 } else { rest.div_ceil(2) + 1 }
     };
     Ok((qc, size, verts))
+}
+
+/// The first `tris` triangles of a `w` × `h` grid of quads, row by row, each quad as two
+/// triangles: the corners' grid coordinates.
+fn grid_triangles(w: usize, h: usize, tris: usize) -> impl Iterator<Item = [(usize, usize); 3]> {
+    (0..h)
+        .flat_map(move |j| (0..w).map(move |i| (i, j)))
+        .flat_map(|(i, j)| {
+            [
+                [(i, j), (i + 1, j), (i + 1, j + 1)],
+                [(i, j), (i + 1, j + 1), (i, j + 1)],
+            ]
+        })
+        .take(tris)
 }
 
 /// Writes the grid's triangles as `grid.obj` for gltfpack: the same positions, texture
@@ -668,21 +672,9 @@ fn write_grid_obj(obj: &Path, w: usize, h: usize, tris: usize) -> Res<()> {
     writeln!(f, "vn 0 0 1").map_err(io)?;
     // OBJ indices count from 1
     let at = |i: usize, j: usize| j * (w + 1) + i + 1;
-    let mut written = 0usize;
-    'rows: for j in 0..h {
-        for i in 0..w {
-            for tri in [
-                [(i, j), (i + 1, j), (i + 1, j + 1)],
-                [(i, j), (i + 1, j + 1), (i, j + 1)],
-            ] {
-                if written == tris {
-                    break 'rows;
-                }
-                let [a, b, c] = tri.map(|(x, y)| at(x, y));
-                writeln!(f, "f {a}/{a}/1 {b}/{b}/1 {c}/{c}/1").map_err(io)?;
-                written += 1;
-            }
-        }
+    for tri in grid_triangles(w, h, tris) {
+        let [a, b, c] = tri.map(|(x, y)| at(x, y));
+        writeln!(f, "f {a}/{a}/1 {b}/{b}/1 {c}/{c}/1").map_err(io)?;
     }
     f.flush().map_err(io)
 }

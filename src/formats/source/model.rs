@@ -25,18 +25,26 @@ pub struct PBone {
     pub flags: i32,
 }
 
-/// A vertex's output bones and weights: at most three, kept in the vertex (with an allocation
-/// of their own, a large mesh's half million vertices cost 16 MB more and as many calls to the
-/// allocator). Reads as a slice.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct BoneWeights {
+/// At most three bones and their weights, held inline: no corner or vertex of a large mesh
+/// has an allocation of its own for them (half a million vertices would cost 16 MB more and as
+/// many calls to the allocator). Reads as a slice; a fourth pair pushed is ignored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Links3<B> {
     n: u8,
-    l: [(u8, f32); 3],
+    l: [(B, f32); 3],
 }
 
-impl BoneWeights {
-    /// Adds a bone and its weight; a fourth is ignored (a vertex has at most three).
-    pub fn push(&mut self, bone: u8, weight: f32) {
+impl<B: Copy> Links3<B> {
+    /// No links (`fill` only fills the unused slots).
+    pub const fn empty(fill: B) -> Self {
+        Links3 {
+            n: 0,
+            l: [(fill, 0.0); 3],
+        }
+    }
+
+    /// Adds a bone and its weight; a fourth is ignored (callers keep at most three).
+    pub fn push(&mut self, bone: B, weight: f32) {
         if let Some(slot) = self.l.get_mut(usize::from(self.n)) {
             *slot = (bone, weight);
             self.n += 1;
@@ -44,24 +52,33 @@ impl BoneWeights {
     }
 }
 
-impl std::ops::Deref for BoneWeights {
-    type Target = [(u8, f32)];
-    fn deref(&self) -> &[(u8, f32)] {
+impl<B> std::ops::Deref for Links3<B> {
+    type Target = [(B, f32)];
+    fn deref(&self) -> &[(B, f32)] {
         self.l.get(..usize::from(self.n)).unwrap_or(&[])
     }
 }
 
-impl std::ops::DerefMut for BoneWeights {
-    fn deref_mut(&mut self) -> &mut [(u8, f32)] {
+impl<B> std::ops::DerefMut for Links3<B> {
+    fn deref_mut(&mut self) -> &mut [(B, f32)] {
         self.l.get_mut(..usize::from(self.n)).unwrap_or(&mut [])
     }
 }
 
-impl<'a> IntoIterator for &'a BoneWeights {
-    type Item = &'a (u8, f32);
-    type IntoIter = std::slice::Iter<'a, (u8, f32)>;
+impl<'a, B> IntoIterator for &'a Links3<B> {
+    type Item = &'a (B, f32);
+    type IntoIter = std::slice::Iter<'a, (B, f32)>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
+    }
+}
+
+/// A prepared vertex's output bone indices and weights.
+pub type BoneWeights = Links3<u8>;
+
+impl Default for BoneWeights {
+    fn default() -> Self {
+        Links3::empty(0)
     }
 }
 

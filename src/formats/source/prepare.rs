@@ -12,8 +12,8 @@ use crate::ir::BoneId;
 use super::face;
 use super::math::{self, Aabb, M34};
 use super::model::{
-    BoneWeights, PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh, PModel,
-    PProc, PProcRule, PVertex, SourceModel, VtxStrips,
+    BoneWeights, Links3, PAttachment, PBodyPart, PBone, PHitbox, PHitboxSet, PIkChain, PMesh,
+    PModel, PProc, PProcRule, PVertex, SourceModel, VtxStrips,
 };
 use super::records::{AimAtBone, AxisInterpBone, JiggleBone, QuatInterpInfo};
 use super::strips::{self, Variant};
@@ -36,48 +36,16 @@ struct CornerIn {
     weights: Links,
 }
 
-/// A vertex's bone links after 7.7 step 1, which keeps at most three: held inline, so that no
-/// corner or vertex of a large mesh has an allocation of its own. Reads as a slice.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Links {
-    n: u8,
-    l: [(BoneId, f32); 3],
-}
+/// A vertex's IR bone links after 7.7 step 1, which keeps at most three.
+type Links = Links3<BoneId>;
 
-impl Links {
-    const EMPTY: Links = Links {
-        n: 0,
-        l: [(BoneId(0), 0.0); 3],
-    };
+const NO_LINKS: Links = Links::empty(BoneId(0));
 
-    fn one(bone: BoneId) -> Links {
-        let mut l = Links::EMPTY;
-        l.push(bone, 1.0);
-        l
-    }
-
-    /// Adds a link; a fourth is ignored (callers keep at most three).
-    fn push(&mut self, bone: BoneId, weight: f32) {
-        if let Some(slot) = self.l.get_mut(usize::from(self.n)) {
-            *slot = (bone, weight);
-            self.n += 1;
-        }
-    }
-}
-
-impl std::ops::Deref for Links {
-    type Target = [(BoneId, f32)];
-    fn deref(&self) -> &[(BoneId, f32)] {
-        self.l.get(..usize::from(self.n)).unwrap_or(&[])
-    }
-}
-
-impl<'a> IntoIterator for &'a Links {
-    type Item = &'a (BoneId, f32);
-    type IntoIter = std::slice::Iter<'a, (BoneId, f32)>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
+/// One link of weight 1.
+fn one_link(bone: BoneId) -> Links {
+    let mut l = NO_LINKS;
+    l.push(bone, 1.0);
+    l
 }
 
 /// The bones a vertex keeps links to after [`balance`] (the collision model counts a vertex
@@ -134,7 +102,7 @@ fn balance(ws: &[crate::ir::Weight]) -> (Links, f32) {
             e.1 = 1.0 / k;
         }
     }
-    let mut out = Links::EMPTY;
+    let mut out = NO_LINKS;
     for &(b, w) in v.iter() {
         out.push(b, w);
     }
@@ -161,7 +129,7 @@ fn corners_in(
             lost += 1;
             largest = largest.max(d);
         }
-        let w = if w.is_empty() { Links::one(c.bone) } else { w };
+        let w = if w.is_empty() { one_link(c.bone) } else { w };
         CornerIn {
             pos,
             normal,
@@ -2085,7 +2053,7 @@ fn remap_links(l: &Links, map: &[BoneId]) -> Links {
         }
     }
     merged.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal));
-    let mut out = Links::EMPTY;
+    let mut out = NO_LINKS;
     for (b, w) in merged {
         out.push(b, w);
     }
@@ -2489,7 +2457,7 @@ mod tests {
             pos,
             normal: [0.0, 0.0, 1.0],
             uv,
-            weights: Links::one(BoneId(0)),
+            weights: one_link(BoneId(0)),
         }
     }
 
@@ -2534,7 +2502,7 @@ mod tests {
             pos: [x, 0.0, 0.0],
             normal: [0.0, 0.0, 1.0],
             uv: [0.0; 2],
-            weights: Links::one(BoneId(b)),
+            weights: one_link(BoneId(b)),
             tangent: [0.0; 4],
             lod_mask: 1,
         };
