@@ -2700,6 +2700,17 @@ mod tests {
                 "no triangles",
                 mesh.as_bytes()[..mesh.find("triangles").unwrap()].to_vec(),
             ),
+            // (far more than the first head read: a second frame ends the try)
+            (
+                "an animation",
+                format!(
+                    "version 1\nnodes\n0 \"a\" -1\nend\nskeleton\n{}end\n",
+                    (0..100_000)
+                        .map(|f| format!("time {f}\n0 {f} 0 0 0 0 0\n"))
+                        .collect::<String>()
+                )
+                .into_bytes(),
+            ),
         ];
         let mut nul = mesh.clone().into_bytes();
         let at = nul.len() / 2;
@@ -2745,6 +2756,18 @@ mod tests {
                 );
             }
         }
+        // an animation is given up on after the first head read (1 MB), not read on
+        let anim = &never.iter().find(|c| c.0 == "an animation").unwrap().1;
+        let read_bytes = std::cell::Cell::new(0usize);
+        let read = |sink: &mut dyn FnMut(&[u8]) -> bool| -> bool {
+            anim.chunks(4096).all(|b| {
+                read_bytes.set(read_bytes.get() + b.len());
+                sink(b)
+            })
+        };
+        assert!(anim.len() > 2 << 20);
+        assert!(stream::parse_streamed_with(&read, FileId(0), 2, 5000).is_none());
+        assert!(read_bytes.get() <= (1 << 20) + 4096, "{}", read_bytes.get());
         // many windows, each a run
         let s = streamed(mesh.as_bytes(), 4096, 300, 2).unwrap();
         let runs = s.smd.triangles.unwrap().runs.len();

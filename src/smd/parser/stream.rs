@@ -23,8 +23,12 @@ use super::*;
 pub const WINDOW: usize = 4 << 20;
 
 /// The largest head (everything before the `triangles` section's first triangle) read: a file
-/// with more is read whole.
-const MAX_HEAD: usize = 64 << 20;
+/// with more is read whole. A reference file's head is its bones and their rest pose, a few
+/// lines a bone.
+const MAX_HEAD: usize = 8 << 20;
+
+/// The most a window may grow to while waiting for the lines that end it.
+const MAX_WINDOW: usize = 64 << 20;
 
 /// A reader of the file: calls `sink` with the file's bytes in order, block by block, until the
 /// end or until `sink` returns `false`. Returns whether it handed over the whole file (no read
@@ -167,7 +171,9 @@ fn read_head(read: &ReadBlocks<'_>, file: FileId) -> Option<(String, usize)> {
             text.truncate(start);
             return Some((text, start));
         }
-        if whole || want >= MAX_HEAD {
+        // an animation (a second frame) has no triangles to stream: read whole at once
+        let frames = p.out.skeleton.as_ref().map_or(0, |s| s.frames.len());
+        if whole || want >= MAX_HEAD || frames > 1 || !p.diags.is_empty() {
             return None;
         }
         want *= 2;
@@ -296,7 +302,7 @@ impl Cutter<'_> {
                     }
                 }
                 // the lines that end the window are not all here yet
-                None if self.buf.len() < MAX_HEAD => break,
+                None if self.buf.len() < MAX_WINDOW => break,
                 None => return false,
             }
         }
