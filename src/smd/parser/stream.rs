@@ -220,6 +220,10 @@ fn read_window(
         }
         None => true,
     };
+    // (every span moved stays within what a span can hold, as in the whole reading)
+    if base + text.len() > crate::diag::MAX_FILE_LEN {
+        return None;
+    }
     let shift = u32::try_from(base).ok()?;
     piece.shift(shift);
     Some(Window {
