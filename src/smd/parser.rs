@@ -1226,6 +1226,12 @@ impl<'a> Parser<'a> {
         self.saw_content = true;
         if sharing && new {
             if self.pose_sharing.missed() {
+                if self.seen_poses.is_empty() {
+                    // about one distinct line in two of the rest of the file (~40 bytes a
+                    // line), within reason: growing the table step by step costs more
+                    let rest = self.src.len().saturating_sub(line.start as usize);
+                    self.seen_poses.reserve((rest / 80).min(1 << 16));
+                }
                 self.seen_poses.insert(key, (f as u32, k as u32));
             } else {
                 self.seen_poses = HashMap::default();
