@@ -470,6 +470,12 @@ fn ik_rule_errors() {
             ],
         ),
         ("mismatch.qc", vec![("E0624", "blend {")]),
+        // a lock on a chain whose bone is missing adds nothing to the chain's own error; a lock
+        // on a name no chain has is an error of its own
+        (
+            "chains.qc",
+            vec![("E0402", "\"fooot\""), ("E0414", "\"lfot\"")],
+        ),
         // a looping animation's rule may run on, but not for millions of frames
         ("wild.qc", vec![("E0622", "ikrule")]),
     ] {

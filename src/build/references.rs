@@ -319,6 +319,15 @@ impl Builder<'_> {
                     .position(|c| c.name.eq_ignore_ascii_case(&l.chain.value))
                 {
                     Some(i) => Some((i, l.pos_weight, l.local_q_weight)),
+                    // a chain the QC declares but an error above dropped (its bone is
+                    // missing or too short): that error is the one to read
+                    None if spec
+                        .ik_chains
+                        .iter()
+                        .any(|c| c.name.value.eq_ignore_ascii_case(&l.chain.value)) =>
+                    {
+                        None
+                    }
                     None => {
                         let names: Vec<&str> = ik_chains.iter().map(|c| c.name.as_str()).collect();
                         let mut d = Diagnostic::new(
