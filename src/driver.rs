@@ -21,7 +21,7 @@ pub use crate::diag::Report;
 use crate::diag::{Code, Diagnostic, FileId, Sources};
 use crate::load::fs::{Fs, RealFs};
 use crate::load::shared::SharedSmds;
-use crate::load::{add_text, check_dmx, check_lone_smd};
+use crate::load::{add_text, check_dmx, check_lone_smd, check_lone_smd_streamed, prepare_text};
 use crate::project::spec::TargetChoice;
 use crate::project::{ProjectSpec, Target};
 
@@ -142,26 +142,53 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                     }
                 }
             }
-            Some(InputKind::Smd) | None => match std::fs::read(path) {
-                Ok(bytes) if crate::dmx::is_dmx_name(&name) => {
-                    let id = report.sources.add(&name, String::new());
-                    let (text, _) = check_dmx(id, &name, &bytes, &mut report.diagnostics);
-                    report.sources.set_text(id, text);
-                }
-                Ok(bytes) => {
-                    let (id, ok) =
-                        add_text(&mut report.sources, &name, bytes, &mut report.diagnostics);
-                    if ok {
-                        check_lone_smd(&report.sources, id, forced_target, &mut report.diagnostics);
+            Some(InputKind::Smd) | None => {
+                // a large SMD is parsed as it is read, when nothing stands in the way
+                let given = match check_lone_smd_streamed(
+                    &fs,
+                    path,
+                    &mut report.sources,
+                    forced_target,
+                    &mut report.diagnostics,
+                ) {
+                    Ok(_) => continue,
+                    Err(given) => given,
+                };
+                match std::fs::read(path) {
+                    Ok(bytes) if crate::dmx::is_dmx_name(&name) => {
+                        let id = report.sources.add(&name, String::new());
+                        let (text, _) = check_dmx(id, &name, &bytes, &mut report.diagnostics);
+                        report.sources.set_text(id, text);
+                    }
+                    Ok(bytes) => {
+                        let (id, ok) = match given {
+                            Some(id) => {
+                                let (text, ok) =
+                                    prepare_text(id, &name, bytes, &mut report.diagnostics);
+                                report.sources.set_text(id, text);
+                                (id, ok)
+                            }
+                            None => {
+                                add_text(&mut report.sources, &name, bytes, &mut report.diagnostics)
+                            }
+                        };
+                        if ok {
+                            check_lone_smd(
+                                &report.sources,
+                                id,
+                                forced_target,
+                                &mut report.diagnostics,
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        report.io_failures += 1;
+                        report
+                            .diagnostics
+                            .push(Diagnostic::unreadable(Path::new(&name), e));
                     }
                 }
-                Err(e) => {
-                    report.io_failures += 1;
-                    report
-                        .diagnostics
-                        .push(Diagnostic::unreadable(Path::new(&name), e));
-                }
-            },
+            }
         }
     }
     report

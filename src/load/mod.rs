@@ -17,5 +17,8 @@ pub mod smd;
 pub mod text;
 
 pub use fs::{find, Fs, Lookup, MemFs, RealFs};
-pub use smd::{check_dmx, check_lone_smd, check_smd, check_smd_text, LoadedSmd, SmdLoader, SmdRef};
+pub use smd::{
+    check_dmx, check_lone_smd, check_lone_smd_streamed, check_smd, check_smd_text, LoadedSmd,
+    SmdLoader, SmdRef,
+};
 pub use text::{add_text, prepare_text};

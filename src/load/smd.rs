@@ -59,6 +59,34 @@ pub fn check_lone_smd(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<SmdModel> {
     let smd = check_smd(sources, id, diags)?;
+    lone_rules(smd, target, diags)
+}
+
+/// [`check_lone_smd`] of a file of [`STREAM_BYTES`] or more, parsed as it is read, as a
+/// project's large file is ([`stream_job`]): its text is never held whole, and a diagnostic
+/// reads its lines from the file again. `Err` when the file must be read whole after all (see
+/// [`smd::parse_streamed`]), with the place in `sources` it was given if it was tried.
+pub fn check_lone_smd_streamed(
+    fs: &dyn Fs,
+    path: &Path,
+    sources: &mut Sources,
+    target: Option<Target>,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<Option<SmdModel>, Option<FileId>> {
+    let parsed = stream_job(fs, path, sources)?;
+    if let Some(stamp) = parsed.stamp {
+        sources.evict(parsed.id, parsed.path, stamp);
+    }
+    diags.extend(parsed.diags);
+    Ok(parsed.smd.and_then(|smd| lone_rules(smd, target, diags)))
+}
+
+/// The rules of a lone file that depend on the engine: Source's unless `target` is GoldSrc.
+fn lone_rules(
+    smd: SmdModel,
+    target: Option<Target>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<SmdModel> {
     match smd.negative_time {
         Some(neg) if target != Some(Target::GoldSrc) => {
             diags.push(crate::smd::lower::negative_time_error(&smd, neg));
@@ -835,5 +863,62 @@ mod tests {
         let (len, _, hash) = read.unwrap();
         assert_eq!(len, text.len() as u64);
         assert_eq!(hash, xxhash_rust::xxh3::xxh3_128(text.as_bytes()));
+    }
+
+    /// `mdlc check big.smd` parses a large lone file as it is read: the same diagnostics,
+    /// rendered with the same lines (read from the file again), and the same lowered file as
+    /// when the whole text is held; a negative `time` is still refused for Source.
+    #[test]
+    fn a_large_lone_smd_is_checked_as_a_stream() {
+        let dir = std::env::temp_dir().join(format!("mdlc-lone-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("big.smd");
+        let text = big_smd();
+        // a second frame at a negative time: Source's rule for lone files (E0132)
+        let text = text.replacen(
+            "1 0 0 10 0 0 0\nend\n",
+            "1 0 0 10 0 0 0\ntime -1\n0 0 0 0 0 0 0\n1 0 0 10 0 0 0\nend\n",
+            1,
+        );
+        std::fs::write(&path, &text).unwrap();
+        let mut streamed_sources = Sources::new();
+        let mut streamed_diags = Vec::new();
+        let streamed = check_lone_smd_streamed(
+            &RealFs,
+            &path,
+            &mut streamed_sources,
+            None,
+            &mut streamed_diags,
+        );
+        let goldsrc = check_lone_smd_streamed(
+            &RealFs,
+            &path,
+            &mut Sources::new(),
+            Some(Target::GoldSrc),
+            &mut Vec::new(),
+        );
+        let mut sources = Sources::new();
+        let id = sources.add(path.display().to_string(), text.clone());
+        let mut diags = Vec::new();
+        let whole = check_lone_smd(&sources, id, None, &mut diags);
+        let render = |s: &Sources, d: &[Diagnostic]| -> Vec<String> {
+            d.iter().map(|d| crate::diag::render_plain(s, d)).collect()
+        };
+        let rendered = render(&streamed_sources, &streamed_diags);
+        let _ = std::fs::remove_dir_all(&dir);
+        let Ok(streamed) = streamed else {
+            panic!("not streamed")
+        };
+        assert!(streamed.is_none() && whole.is_none());
+        assert_eq!(
+            diags.iter().map(|d| d.code).collect::<Vec<_>>(),
+            [Code::SmdWeightSum, Code::SmdNegativeFrame]
+        );
+        assert_eq!(rendered, render(&sources, &diags));
+        assert!(
+            rendered.iter().any(|r| r.contains("time -1")),
+            "{rendered:?}"
+        );
+        assert!(matches!(goldsrc, Ok(Some(_))));
     }
 }
