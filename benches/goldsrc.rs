@@ -23,8 +23,10 @@
 //!    `studiomdl` (from ValveSoftware/halflife, `utils/studiomdl`, built for the machine; not part of this
 //!    project, see README.md): the 35 QCs one process each, Valve's tool and `mdlc` alternating QC by
 //!    QC in a copy of the corpus (Valve's tool writes beside the QC), and `mdlc` with all 35 in
-//!    one process; then item 4's and item 5's models with both tools, wall time and peak memory.
-//!    The ratios are measured on the machine at hand, where item 2-5's use Valve's figures from
+//!    one process; per model, each QC's best time with each tool and the peak memory of one
+//!    more run of each, with how many QCs reach 10x and how many peak at or below Valve's tool
+//!    (the goals of issue 17); then item 4's and item 5's models with both tools, wall time and
+//!    peak memory. The ratios are measured on the machine at hand, where item 2-5's use Valve's figures from
 //!    another machine.
 //!
 //! The CLI figures write files under the system's temporary folder.
@@ -365,23 +367,27 @@ fn side_by_side(
     let o = mdlc_out.as_os_str();
     let rounds = 7;
     let (mut valve_runs, mut mdlc_runs, mut once_runs) = (Vec::new(), Vec::new(), Vec::new());
+    // each QC's best time with each tool, for the figures per model
+    let mut best = vec![(f64::INFINITY, f64::INFINITY); qcs.len()];
+    let mdlc_args = |name: &std::ffi::OsStr| -> Vec<std::ffi::OsString> {
+        vec![
+            "build".into(),
+            "--force".into(),
+            name.into(),
+            "-o".into(),
+            o.into(),
+        ]
+    };
     for _ in 0..rounds {
         let (mut v, mut m) = (0.0, 0.0);
-        for (dir, name) in &qcs {
-            v += timed(&valve, dir, &[name.as_os_str()], false).0;
-            m += timed(
-                mdlc,
-                dir,
-                &[
-                    "build".as_ref(),
-                    "--force".as_ref(),
-                    name.as_os_str(),
-                    "-o".as_ref(),
-                    o,
-                ],
-                false,
-            )
-            .0;
+        for ((dir, name), b) in qcs.iter().zip(&mut best) {
+            let tv = timed(&valve, dir, &[name.as_os_str()], false).0;
+            let args = mdlc_args(name);
+            let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+            let tm = timed(mdlc, dir, &args, false).0;
+            *b = (b.0.min(tv), b.1.min(tm));
+            v += tv;
+            m += tm;
         }
         valve_runs.push(v);
         mdlc_runs.push(m);
@@ -416,6 +422,7 @@ fn side_by_side(
         vmin / omin,
         vmed / omed
     );
+    per_model(&valve, mdlc, &qcs, &best, &mdlc_args);
     // The largest corpus model and the 36 MB one (item 5's copy, if it was made).
     let big = out.join("valve-sized/models/strooper");
     for (label, dir) in [
@@ -449,6 +456,53 @@ fn side_by_side(
     }
     let _ = std::fs::remove_dir_all(&copy);
     let _ = std::fs::remove_dir_all(&mdlc_out);
+}
+
+/// The issue's goals per model: each QC's best time with each tool (`best`: Valve's, mdlc's)
+/// and its peak memory (one more run of each under `/usr/bin/time`), a line per QC, then how
+/// many reach 10x and how many peak at or below Valve's tool.
+fn per_model(
+    valve: &Path,
+    mdlc: &Path,
+    qcs: &[(PathBuf, std::ffi::OsString)],
+    best: &[(f64, f64)],
+    mdlc_args: &dyn Fn(&std::ffi::OsStr) -> Vec<std::ffi::OsString>,
+) {
+    let mut rows = Vec::new();
+    for ((dir, name), &(tv, tm)) in qcs.iter().zip(best) {
+        let pv = timed(valve, dir, &[name.as_os_str()], true).1;
+        let args = mdlc_args(name);
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let pm = timed(mdlc, dir, &args, true).1;
+        rows.push((name.to_string_lossy().into_owned(), tv, tm, pv, pm));
+    }
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    println!("per model (best of the rounds; peak RSS of one more run each):");
+    for (name, tv, tm, pv, pm) in &rows {
+        println!(
+            "  {name:<28} Valve {:7.1} ms  mdlc {:6.1} ms  {:5.1}x   peak Valve {:5.1} MB  mdlc {:5.1} MB",
+            tv * 1e3,
+            tm * 1e3,
+            tv / tm,
+            *pv as f64 / 1024.0,
+            *pm as f64 / 1024.0
+        );
+    }
+    let mut ratios: Vec<f64> = rows.iter().map(|r| r.1 / r.2).collect();
+    ratios.sort_by(f64::total_cmp);
+    let at10 = ratios.iter().filter(|&&r| r >= 10.0).count();
+    let measured = rows.iter().filter(|r| r.3 > 0 && r.4 > 0).count();
+    let lower = rows
+        .iter()
+        .filter(|r| r.3 > 0 && r.4 > 0 && r.4 <= r.3)
+        .count();
+    println!(
+        "per model: {at10} of {} at 10x or more (lowest {:.1}x, median {:.1}x, highest {:.1}x); peak memory at or below Valve's on {lower} of {measured}",
+        rows.len(),
+        ratios.first().copied().unwrap_or(0.0),
+        ratios.get(ratios.len() / 2).copied().unwrap_or(0.0),
+        ratios.last().copied().unwrap_or(0.0),
+    );
 }
 
 /// Copies the folder `from` to `to`, recursively.
