@@ -161,17 +161,10 @@ pub fn check_paths(paths: &[impl AsRef<Path>], forced_target: Option<Target>) ->
                         report.sources.set_text(id, text);
                     }
                     Ok(bytes) => {
-                        let (id, ok) = match given {
-                            Some(id) => {
-                                let (text, ok) =
-                                    prepare_text(id, &name, bytes, &mut report.diagnostics);
-                                report.sources.set_text(id, text);
-                                (id, ok)
-                            }
-                            None => {
-                                add_text(&mut report.sources, &name, bytes, &mut report.diagnostics)
-                            }
-                        };
+                        // (the place the streamed attempt gave the file, if it made one)
+                        let id = given.unwrap_or_else(|| report.sources.add(&name, String::new()));
+                        let (text, ok) = prepare_text(id, &name, bytes, &mut report.diagnostics);
+                        report.sources.set_text(id, text);
                         if ok {
                             check_lone_smd(
                                 &report.sources,
