@@ -813,15 +813,21 @@ mod tests {
         s
     }
 
+    /// `text` written to `big.smd` in a scratch folder of its own: (the folder, the file).
+    fn scratch_smd(tag: &str, text: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("mdlc-{tag}-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("big.smd");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
     /// A large SMD parsed as it is read gives what the whole text gives (the same triangles,
     /// corner by corner, the same diagnostics), and a build's records hash the whole file.
     #[test]
     fn a_large_smd_read_as_a_stream_is_the_whole_file() {
-        let dir = std::env::temp_dir().join(format!("mdlc-stream-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let path = dir.join("big.smd");
         let text = big_smd();
-        std::fs::write(&path, &text).unwrap();
+        let (dir, path) = scratch_smd("stream", &text);
         let rec = RecordingFs::new(&RealFs);
         let mut sources = Sources::new();
         let streamed = stream_job(&rec, &path, &mut sources);
@@ -870,17 +876,13 @@ mod tests {
     /// when the whole text is held; a negative `time` is still refused for Source.
     #[test]
     fn a_large_lone_smd_is_checked_as_a_stream() {
-        let dir = std::env::temp_dir().join(format!("mdlc-lone-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let path = dir.join("big.smd");
-        let text = big_smd();
         // a second frame at a negative time: Source's rule for lone files (E0132)
-        let text = text.replacen(
+        let text = big_smd().replacen(
             "1 0 0 10 0 0 0\nend\n",
             "1 0 0 10 0 0 0\ntime -1\n0 0 0 0 0 0 0\n1 0 0 10 0 0 0\nend\n",
             1,
         );
-        std::fs::write(&path, &text).unwrap();
+        let (dir, path) = scratch_smd("lone", &text);
         let mut streamed_sources = Sources::new();
         let mut streamed_diags = Vec::new();
         let streamed = check_lone_smd_streamed(
