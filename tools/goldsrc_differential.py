@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Differential check of mdlc's GoldSrc back end against Valve's HL1 studiomdl.
+
+Every QC of the Half-Life corpus that has a Valve model under `expected/` is changed in one way
+(a variant), then compiled by both tools; the .mdl files must be byte-identical, and a QC that
+Valve's tool refuses (it prints ERROR) must be refused by mdlc too. The variants push the
+sources off the path the corpus's own files take: moved or scaled models, and random small
+changes to vertex positions, normals, texture coordinates or bone poses (which change welding,
+normal merging, texture-coordinate rounding and the animation encoding).
+
+Valve's tool is not part of mdlc and not in CI: build it from ValveSoftware/halflife
+(`utils/studiomdl`) for this machine, with portability fixes only (README.md, "Benchmark"), and
+check first that it writes the corpus's `expected/` models byte for byte.
+
+Usage: goldsrc_differential.py VALVE_STUDIOMDL MDLC [VARIANT ...]
+  (corpus: ../shared/corpus/goldsrc-hl1 beside the checkout, or MDLC_CORPUS/goldsrc-hl1;
+   work folder: MDLC_DIFF_DIR, default /tmp/mdlc-differential)
+Variants: origin scale positions normals uvs poses (default: all). Exit status 1 on any
+difference.
+"""
+
+import filecmp
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+VARIANTS = ["origin", "scale", "positions", "normals", "uvs", "poses"]
+INT = re.compile(r"^-?\d+$")
+
+
+def corpus_dir() -> Path:
+    base = os.environ.get("MDLC_CORPUS")
+    root = Path(base) if base else Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    return root / "goldsrc-hl1"
+
+
+def valve_qcs(corpus: Path) -> list[Path]:
+    """The corpus QCs whose model Valve's tool made (a file of that name under expected/)."""
+    expected = {p.name.lower() for p in (corpus / "expected").rglob("*.mdl")}
+    return sorted(
+        q for q in (corpus / "modelsrc").rglob("*.qc") if (q.stem + ".mdl").lower() in expected
+    )
+
+
+def change_smd(path: Path, variant: str, rng: random.Random) -> None:
+    """Moves each value the variant changes by a small random amount, six decimals kept."""
+    lines = path.read_text(encoding="latin-1").splitlines(keepends=True)
+    out, section = [], None
+    for line in lines:
+        words = line.split()
+        if words and words[0] in ("nodes", "skeleton", "triangles"):
+            section = words[0]
+        elif words and words[0] == "end":
+            section = None
+        elif section == "triangles" and len(words) >= 9 and INT.match(words[0]):
+            span, size = {"positions": (1, 0.05), "normals": (4, 0.05), "uvs": (7, 0.003)}.get(
+                variant, (None, 0)
+            )
+            if span is not None:
+                count = 2 if variant == "uvs" else 3
+                for k in range(span, span + count):
+                    words[k] = "%.6f" % (float(words[k]) + rng.uniform(-size, size))
+                line = " ".join(words) + "\n"
+        elif section == "skeleton" and variant == "poses" and len(words) == 7 and INT.match(words[0]):
+            values = ["%.6f" % (float(v) + rng.uniform(-0.02, 0.02)) for v in words[1:]]
+            line = words[0] + " " + " ".join(values) + "\n"
+        out.append(line)
+    path.write_text("".join(out), encoding="latin-1")
+
+
+def change_qc(path: Path, command: str) -> None:
+    """Puts `command` on the line after `$modelname`."""
+    text = path.read_text(encoding="latin-1")
+    text = re.sub(r"(\$modelname[^\n]*\n)", lambda m: m.group(1) + command + "\n", text, count=1,
+                  flags=re.I)
+    path.write_text(text, encoding="latin-1")
+
+
+def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str) -> dict:
+    tree = work / variant
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(corpus / "modelsrc", tree, ignore=shutil.ignore_patterns("*.mdl"))
+    rng = random.Random(7)
+    counts = {"identical": 0, "different": 0, "both refuse": 0, "one refuses": 0}
+    for qc in valve_qcs(corpus):
+        copy = tree / qc.relative_to(corpus / "modelsrc")
+        folder = copy.parent
+        if variant == "origin":
+            change_qc(copy, "$origin 3 -2 5")
+        elif variant == "scale":
+            change_qc(copy, "$scale 0.75")
+        else:
+            for smd in sorted(folder.rglob("*.smd")):
+                change_smd(smd, variant, rng)
+        before = set(folder.glob("*.mdl"))
+        v = subprocess.run([str(valve), copy.name], cwd=folder, capture_output=True)
+        valve_ok = b"ERROR" not in v.stdout + v.stderr
+        valve_out = sorted(set(folder.glob("*.mdl")) - before)
+        out = work / (variant + "-mdlc") / copy.stem
+        m = subprocess.run(
+            [str(mdlc), "build", "--force", "--no-record", copy.name, "-o", str(out)],
+            cwd=folder,
+            capture_output=True,
+        )
+        mdlc_ok = m.returncode == 0
+        if not valve_ok and not mdlc_ok:
+            counts["both refuse"] += 1
+            continue
+        if valve_ok != mdlc_ok or not valve_out:
+            counts["one refuses"] += 1
+            print(f"{variant}: {copy.name}: Valve's tool {'builds' if valve_ok else 'refuses'}, "
+                  f"mdlc {'builds' if mdlc_ok else 'refuses'}")
+            continue
+        same = True
+        for made in valve_out:
+            ours = [p for p in out.rglob("*.mdl") if p.name.lower() == made.name.lower()]
+            if not ours or not filecmp.cmp(made, ours[0], shallow=False):
+                same = False
+                a = made.read_bytes()
+                b = ours[0].read_bytes() if ours else b""
+                first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None)
+                print(f"{variant}: {copy.name}: {made.name} differs "
+                      f"({len(a)} against {len(b)} bytes, first at {first})")
+        counts["identical" if same else "different"] += 1
+    return counts
+
+
+def main() -> int:
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    valve, mdlc = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+    variants = sys.argv[3:] or VARIANTS
+    corpus = corpus_dir()
+    if not (corpus / "expected").is_dir():
+        print(f"no corpus at {corpus}")
+        return 2
+    work = Path(os.environ.get("MDLC_DIFF_DIR", "/tmp/mdlc-differential"))
+    bad = 0
+    for variant in variants:
+        if variant not in VARIANTS:
+            print(f"unknown variant {variant}; known: {' '.join(VARIANTS)}")
+            return 2
+        counts = run_variant(valve, mdlc, corpus, work, variant)
+        bad += counts["different"] + counts["one refuses"]
+        print(variant, counts)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
