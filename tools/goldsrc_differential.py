@@ -4,9 +4,10 @@
 Every QC of the Half-Life corpus that has a Valve model under `expected/` is changed in one way
 (a variant), then compiled by both tools; the .mdl files must be byte-identical, and a QC that
 Valve's tool refuses (it prints ERROR) must be refused by mdlc too. The variants push the
-sources off the path the corpus's own files take: moved or scaled models, and random small
-changes to vertex positions, normals, texture coordinates or bone poses (which change welding,
-normal merging, texture-coordinate rounding and the animation encoding).
+sources off the path the corpus's own files take: moved or scaled models, random small changes
+to vertex positions, normals, texture coordinates or bone poses (which change welding, normal
+merging, texture-coordinate rounding and the animation encoding), fractional frame rates, and
+textures of other sizes.
 
 Valve's tool is not part of mdlc and not in CI: build it from ValveSoftware/halflife
 (`utils/studiomdl`) for this machine, with portability fixes only (README.md, "Benchmark"), and
@@ -15,7 +16,9 @@ check first that it writes the corpus's `expected/` models byte for byte.
 Usage: goldsrc_differential.py VALVE_STUDIOMDL MDLC [VARIANT ...]
   (corpus: ../shared/corpus/goldsrc-hl1 beside the checkout, or MDLC_CORPUS/goldsrc-hl1;
    work folder: MDLC_DIFF_DIR, default /tmp/mdlc-differential)
-Variants: origin scale positions normals uvs poses (default: all). Exit status 1 on any
+Variants: origin scale positions normals uvs poses fps textures (default: all). `fps` gives
+every whole frame rate a fraction (`fps 30` -> `fps 30.37`); `textures` crops every 8-bit BMP by
+a few columns and rows (odd widths, other texture-coordinate scales). Exit status 1 on any
 difference.
 """
 
@@ -28,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-VARIANTS = ["origin", "scale", "positions", "normals", "uvs", "poses"]
+VARIANTS = ["origin", "scale", "positions", "normals", "uvs", "poses", "fps", "textures"]
 INT = re.compile(r"^-?\d+$")
 
 
@@ -72,6 +75,33 @@ def change_smd(path: Path, variant: str, rng: random.Random) -> None:
     path.write_text("".join(out), encoding="latin-1")
 
 
+def crop_bmp(path: Path, rng: random.Random) -> None:
+    """An 8-bit uncompressed BMP cropped by 1-3 columns and 0-2 rows (palette kept); other
+    files are left as they are."""
+    data = path.read_bytes()
+    if len(data) < 54 or data[:2] != b"BM":
+        return
+    offset = int.from_bytes(data[10:14], "little")
+    width = int.from_bytes(data[18:22], "little", signed=True)
+    height = int.from_bytes(data[22:26], "little", signed=True)
+    bits = int.from_bytes(data[28:30], "little")
+    compression = int.from_bytes(data[30:34], "little")
+    if bits != 8 or compression != 0 or width < 8 or height < 8:
+        return
+    new_w, new_h = width - rng.randint(1, 3), abs(height) - rng.randint(0, 2)
+    stride, new_stride = (width + 3) & ~3, (new_w + 3) & ~3
+    rows = [data[offset + r * stride: offset + r * stride + width] for r in range(abs(height))]
+    # bottom-up rows (positive height): the first rows in the file are the image's last
+    kept = rows[abs(height) - new_h:] if height > 0 else rows[:new_h]
+    pixels = b"".join(r[:new_w] + bytes(new_stride - new_w) for r in kept)
+    header = bytearray(data[:offset])
+    header[18:22] = new_w.to_bytes(4, "little", signed=True)
+    header[22:26] = (new_h if height > 0 else -new_h).to_bytes(4, "little", signed=True)
+    header[34:38] = len(pixels).to_bytes(4, "little")
+    header[2:6] = (offset + len(pixels)).to_bytes(4, "little")
+    path.write_bytes(bytes(header) + pixels)
+
+
 def change_qc(path: Path, command: str) -> None:
     """Puts `command` on the line after `$modelname`."""
     text = path.read_text(encoding="latin-1")
@@ -86,6 +116,10 @@ def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str)
     shutil.copytree(corpus / "modelsrc", tree, ignore=shutil.ignore_patterns("*.mdl"))
     rng = random.Random(7)
     counts = {"identical": 0, "different": 0, "both refuse": 0, "one refuses": 0}
+    if variant == "textures":
+        for bmp in sorted(tree.rglob("*")):
+            if bmp.suffix.lower() == ".bmp":
+                crop_bmp(bmp, rng)
     for qc in valve_qcs(corpus):
         copy = tree / qc.relative_to(corpus / "modelsrc")
         folder = copy.parent
@@ -93,7 +127,11 @@ def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str)
             change_qc(copy, "$origin 3 -2 5")
         elif variant == "scale":
             change_qc(copy, "$scale 0.75")
-        else:
+        elif variant == "fps":
+            text = copy.read_text(encoding="latin-1")
+            text = re.sub(r"(\bfps\s+)(\d+)(?![\d.])", r"\g<1>\g<2>.37", text, flags=re.I)
+            copy.write_text(text, encoding="latin-1")
+        elif variant != "textures":
             for smd in sorted(folder.rglob("*.smd")):
                 change_smd(smd, variant, rng)
         before = set(folder.glob("*.mdl"))
