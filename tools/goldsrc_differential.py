@@ -16,7 +16,8 @@ check first that it writes the corpus's `expected/` models byte for byte.
 Usage: goldsrc_differential.py VALVE_STUDIOMDL MDLC [VARIANT ...]
   (corpus: ../shared/corpus/goldsrc-hl1 beside the checkout, or MDLC_CORPUS/goldsrc-hl1;
    work folder: MDLC_DIFF_DIR, default /tmp/mdlc-differential)
-Variants: origin scale positions normals uvs poses fps textures (default: all). `fps` gives
+Variants: origin scale positions normals uvs poses fps textures, and gamma externaltextures
+groups eyes flags cliptotextures (one QC command each, see COMMANDS) (default: all). `fps` gives
 every whole frame rate a fraction (`fps 30` -> `fps 30.37`); `textures` crops every 8-bit BMP by
 a few columns and rows (odd widths, other texture-coordinate scales). Exit status 1 on any
 difference.
@@ -31,7 +32,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-VARIANTS = ["origin", "scale", "positions", "normals", "uvs", "poses", "fps", "textures"]
+# QC commands each put after `$modelname` by a variant of its own
+COMMANDS = {
+    "gamma": "$gamma 1.6",
+    "externaltextures": "$externaltextures",
+    "groups": "$sequencegroupsize 64",
+    "eyes": "$eyeposition 1.5 -2.25 60.125",
+    "flags": "$flags 8",
+    "cliptotextures": "$cliptotextures",
+}
+VARIANTS = ["origin", "scale", "positions", "normals", "uvs", "poses", "fps", "textures", *COMMANDS]
 INT = re.compile(r"^-?\d+$")
 
 
@@ -127,6 +137,8 @@ def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str)
             change_qc(copy, "$origin 3 -2 5")
         elif variant == "scale":
             change_qc(copy, "$scale 0.75")
+        elif variant in COMMANDS:
+            change_qc(copy, COMMANDS[variant])
         elif variant == "fps":
             text = copy.read_text(encoding="latin-1")
             text = re.sub(r"(\bfps\s+)(\d+)(?![\d.])", r"\g<1>\g<2>.37", text, flags=re.I)
