@@ -15,7 +15,8 @@ check first that it writes the corpus's `expected/` models byte for byte.
 
 Usage: goldsrc_differential.py VALVE_STUDIOMDL MDLC [VARIANT ...]
   (corpus: ../shared/corpus/goldsrc-hl1 beside the checkout, or MDLC_CORPUS/goldsrc-hl1;
-   work folder: MDLC_DIFF_DIR, default /tmp/mdlc-differential)
+   work folder: MDLC_DIFF_DIR, default /tmp/mdlc-differential; the random changes' seed:
+   MDLC_DIFF_SEED, default 7)
 Variants: origin scale positions normals uvs poses fps textures, and gamma externaltextures
 groups eyes flags cliptotextures (one QC command each, see COMMANDS) (default: all). `fps` gives
 every whole frame rate a fraction (`fps 30` -> `fps 30.37`); `textures` crops every 8-bit BMP by
@@ -59,8 +60,9 @@ def valve_qcs(corpus: Path) -> list[Path]:
     )
 
 
-def change_smd(path: Path, variant: str, rng: random.Random) -> None:
-    """Moves each value the variant changes by a small random amount, six decimals kept."""
+def change_smd(path: Path, variant: str, rng: random.Random, moved: dict) -> None:
+    """Moves each value the variant changes by a small random amount, six decimals kept;
+    `moved` keeps what each vertex value became, for the whole tree."""
     lines = path.read_text(encoding="latin-1").splitlines(keepends=True)
     out, section = [], None
     for line in lines:
@@ -75,8 +77,12 @@ def change_smd(path: Path, variant: str, rng: random.Random) -> None:
             )
             if span is not None:
                 count = 2 if variant == "uvs" else 3
-                for k in range(span, span + count):
-                    words[k] = "%.6f" % (float(words[k]) + rng.uniform(-size, size))
+                # the same values move the same way, so shared vertices stay shared (a model
+                # keeps its vertex count) while every value takes another rounding
+                key = tuple(words[span: span + count])
+                if key not in moved:
+                    moved[key] = ["%.6f" % (float(w) + rng.uniform(-size, size)) for w in key]
+                words[span: span + count] = moved[key]
                 line = " ".join(words) + "\n"
         elif section == "skeleton" and variant == "poses" and len(words) == 7 and INT.match(words[0]):
             values = ["%.6f" % (float(v) + rng.uniform(-0.02, 0.02)) for v in words[1:]]
@@ -124,8 +130,9 @@ def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str)
     tree = work / variant
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(corpus / "modelsrc", tree, ignore=shutil.ignore_patterns("*.mdl"))
-    rng = random.Random(7)
+    rng = random.Random(int(os.environ.get("MDLC_DIFF_SEED", "7")))
     counts = {"identical": 0, "different": 0, "both refuse": 0, "one refuses": 0}
+    moved: dict = {}
     if variant == "textures":
         for bmp in sorted(tree.rglob("*")):
             if bmp.suffix.lower() == ".bmp":
@@ -145,7 +152,7 @@ def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str)
             copy.write_text(text, encoding="latin-1")
         elif variant != "textures":
             for smd in sorted(folder.rglob("*.smd")):
-                change_smd(smd, variant, rng)
+                change_smd(smd, variant, rng, moved)
         before = set(folder.glob("*.mdl"))
         v = subprocess.run([str(valve), copy.name], cwd=folder, capture_output=True)
         valve_ok = b"ERROR" not in v.stdout + v.stderr
