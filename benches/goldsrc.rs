@@ -369,22 +369,16 @@ fn side_by_side(
     let (mut valve_runs, mut mdlc_runs, mut once_runs) = (Vec::new(), Vec::new(), Vec::new());
     // each QC's best time with each tool, for the figures per model
     let mut best = vec![(f64::INFINITY, f64::INFINITY); qcs.len()];
-    let mdlc_args = |name: &std::ffi::OsStr| -> Vec<std::ffi::OsString> {
-        vec![
-            "build".into(),
-            "--force".into(),
-            name.into(),
-            "-o".into(),
-            o.into(),
-        ]
+    // `mdlc build --force NAME -o OUT` in `dir`: (seconds, peak KiB when `peak`)
+    let run_mdlc = |dir: &Path, name: &std::ffi::OsStr, peak: bool| {
+        let args = ["build".as_ref(), "--force".as_ref(), name, "-o".as_ref(), o];
+        timed(mdlc, dir, &args, peak)
     };
     for _ in 0..rounds {
         let (mut v, mut m) = (0.0, 0.0);
         for ((dir, name), b) in qcs.iter().zip(&mut best) {
             let tv = timed(&valve, dir, &[name.as_os_str()], false).0;
-            let args = mdlc_args(name);
-            let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-            let tm = timed(mdlc, dir, &args, false).0;
+            let tm = run_mdlc(dir, name, false).0;
             *b = (b.0.min(tv), b.1.min(tm));
             v += tv;
             m += tm;
@@ -422,7 +416,7 @@ fn side_by_side(
         vmin / omin,
         vmed / omed
     );
-    per_model(&valve, mdlc, &qcs, &best, &mdlc_args);
+    per_model(&valve, &qcs, &best, &run_mdlc);
     // The largest corpus model and the 36 MB one (item 5's copy, if it was made).
     let big = out.join("valve-sized/models/strooper");
     for (label, dir) in [
@@ -436,12 +430,7 @@ fn side_by_side(
         let (mut v, mut m) = ((f64::INFINITY, 0), (f64::INFINITY, 0));
         for _ in 0..rounds {
             let a = timed(&valve, &dir, &[qc], true);
-            let b = timed(
-                mdlc,
-                &dir,
-                &["build".as_ref(), "--force".as_ref(), qc, "-o".as_ref(), o],
-                true,
-            );
+            let b = run_mdlc(&dir, qc, true);
             v = (v.0.min(a.0), v.1.max(a.1));
             m = (m.0.min(b.0), m.1.max(b.1));
         }
@@ -463,17 +452,14 @@ fn side_by_side(
 /// many reach 10x and how many peak at or below Valve's tool.
 fn per_model(
     valve: &Path,
-    mdlc: &Path,
     qcs: &[(PathBuf, std::ffi::OsString)],
     best: &[(f64, f64)],
-    mdlc_args: &dyn Fn(&std::ffi::OsStr) -> Vec<std::ffi::OsString>,
+    run_mdlc: &dyn Fn(&Path, &std::ffi::OsStr, bool) -> (f64, u64),
 ) {
     let mut rows = Vec::new();
     for ((dir, name), &(tv, tm)) in qcs.iter().zip(best) {
         let pv = timed(valve, dir, &[name.as_os_str()], true).1;
-        let args = mdlc_args(name);
-        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-        let pm = timed(mdlc, dir, &args, true).1;
+        let pm = run_mdlc(dir, name, true).1;
         rows.push((name.to_string_lossy().into_owned(), tv, tm, pv, pm));
     }
     rows.sort_by(|a, b| b.1.total_cmp(&a.1));
