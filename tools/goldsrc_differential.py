@@ -35,6 +35,8 @@ from pathlib import Path
 
 # QC commands each put after `$modelname` by a variant of its own
 COMMANDS = {
+    "origin": "$origin 3 -2 5",
+    "scale": "$scale 0.75",
     "gamma": "$gamma 1.6",
     "externaltextures": "$externaltextures",
     "groups": "$sequencegroupsize 64",
@@ -42,7 +44,10 @@ COMMANDS = {
     "flags": "$flags 8",
     "cliptotextures": "$cliptotextures",
 }
-VARIANTS = ["origin", "scale", "positions", "normals", "uvs", "poses", "fps", "textures", *COMMANDS]
+# SMD values each moved a little by a variant of its own (see `change_smd`)
+JITTERS = ["positions", "normals", "uvs", "poses"]
+VARIANTS = ["origin", "scale", *JITTERS, "fps", "textures",
+            *[c for c in COMMANDS if c not in ("origin", "scale")]]
 INT = re.compile(r"^-?\d+$")
 
 
@@ -62,7 +67,8 @@ def valve_qcs(corpus: Path) -> list[Path]:
 
 def change_smd(path: Path, variant: str, rng: random.Random, moved: dict) -> None:
     """Moves each value the variant changes by a small random amount, six decimals kept;
-    `moved` keeps what each vertex value became, for the whole tree."""
+    `moved` keeps what each vertex value became, for the whole tree (each file is changed
+    once)."""
     lines = path.read_text(encoding="latin-1").splitlines(keepends=True)
     out, section = [], None
     for line in lines:
@@ -132,27 +138,23 @@ def run_variant(valve: Path, mdlc: Path, corpus: Path, work: Path, variant: str)
     shutil.copytree(corpus / "modelsrc", tree, ignore=shutil.ignore_patterns("*.mdl"))
     rng = random.Random(int(os.environ.get("MDLC_DIFF_SEED", "7")))
     counts = {"identical": 0, "different": 0, "both refuse": 0, "one refuses": 0}
+    # the tree's files change once, before any QC is built (several QCs share their files)
     moved: dict = {}
-    if variant == "textures":
-        for bmp in sorted(tree.rglob("*")):
-            if bmp.suffix.lower() == ".bmp":
-                crop_bmp(bmp, rng)
+    for path in sorted(tree.rglob("*")):
+        suffix = path.suffix.lower()
+        if variant in JITTERS and suffix == ".smd":
+            change_smd(path, variant, rng, moved)
+        elif variant == "textures" and suffix == ".bmp":
+            crop_bmp(path, rng)
     for qc in valve_qcs(corpus):
         copy = tree / qc.relative_to(corpus / "modelsrc")
         folder = copy.parent
-        if variant == "origin":
-            change_qc(copy, "$origin 3 -2 5")
-        elif variant == "scale":
-            change_qc(copy, "$scale 0.75")
-        elif variant in COMMANDS:
+        if variant in COMMANDS:
             change_qc(copy, COMMANDS[variant])
         elif variant == "fps":
             text = copy.read_text(encoding="latin-1")
             text = re.sub(r"(\bfps\s+)(\d+)(?![\d.])", r"\g<1>\g<2>.37", text, flags=re.I)
             copy.write_text(text, encoding="latin-1")
-        elif variant != "textures":
-            for smd in sorted(folder.rglob("*.smd")):
-                change_smd(smd, variant, rng, moved)
         before = set(folder.glob("*.mdl"))
         v = subprocess.run([str(valve), copy.name], cwd=folder, capture_output=True)
         valve_ok = b"ERROR" not in v.stdout + v.stderr
