@@ -48,7 +48,9 @@ const BLOCK: usize = 1 << 20;
 /// only the noted files finds the same files.
 pub struct RecordingFs<'a> {
     inner: &'a dyn Fs,
-    seen: std::sync::Mutex<Vec<Recorded>>,
+    /// Each path noted, in first-use order, with what its read noted (a project of many
+    /// sequences notes its files again at every use: looked up, not searched for).
+    seen: std::sync::Mutex<indexmap::IndexMap<PathBuf, Option<ReadStamp>>>,
 }
 
 /// One input noted by [`RecordingFs`].
@@ -57,8 +59,12 @@ pub struct Recorded {
     pub path: PathBuf,
     /// For a file read here: its size, its modification time (nanoseconds since the Unix
     /// epoch) as it was just before the read, and the XXH3-128 hash of the bytes read.
-    pub read: Option<(u64, Option<u128>, u128)>,
+    pub read: Option<ReadStamp>,
 }
+
+/// What [`RecordingFs`] notes of a file read: its size, its modification time and its hash
+/// (see [`Recorded::read`]).
+pub type ReadStamp = (u64, Option<u128>, u128);
 
 impl<'a> RecordingFs<'a> {
     pub fn new(inner: &'a dyn Fs) -> Self {
@@ -68,25 +74,34 @@ impl<'a> RecordingFs<'a> {
         }
     }
 
-    fn note(&self, path: &Path, read: Option<(u64, Option<u128>, u128)>) {
+    fn note(&self, path: &Path, read: Option<ReadStamp>) {
         if let Ok(mut seen) = self.seen.lock() {
-            match seen.iter_mut().find(|r| r.path == path) {
+            match seen.get_mut(path) {
                 Some(r) => {
-                    if r.read.is_none() {
-                        r.read = read;
+                    if r.is_none() {
+                        *r = read;
                     }
                 }
-                None => seen.push(Recorded {
-                    path: path.to_path_buf(),
-                    read,
-                }),
+                None => {
+                    seen.insert(path.to_path_buf(), read);
+                }
             }
         }
     }
 
     /// The files read or used, in first-use order.
     pub fn inputs(&self) -> Vec<Recorded> {
-        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+        self.seen
+            .lock()
+            .map(|s| {
+                s.iter()
+                    .map(|(path, &read)| Recorded {
+                        path: path.clone(),
+                        read,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
