@@ -25,7 +25,8 @@
 //!    QC in a copy of the corpus (Valve's tool writes beside the QC), and `mdlc` with all 35 in
 //!    one process; per model, each QC's best time with each tool and the peak memory of one
 //!    more run of each, with how many QCs reach 10x and how many peak at or below Valve's tool
-//!    (the goals of issue 17); then item 4's and item 5's models with both tools, wall time and
+//!    (the goals of issue 17), and on how many a tenth of Valve's time is below the start of a
+//!    process that does nothing (`/bin/true`); then item 4's and item 5's models with both tools, wall time and
 //!    peak memory. The ratios are measured on the machine at hand, where item 2-5's use Valve's figures from
 //!    another machine.
 //!
@@ -489,6 +490,20 @@ fn per_model(
         ratios.get(ratios.len() / 2).copied().unwrap_or(0.0),
         ratios.last().copied().unwrap_or(0.0),
     );
+    // The floor of any tool run once per model: starting a process that does nothing, timed
+    // the same way. Where a tenth of Valve's time is below it, no process reaches 10x.
+    let noop = Path::new("/bin/true");
+    if let Some((dir, _)) = qcs.first().filter(|_| noop.exists()) {
+        let floor = (0..20)
+            .map(|_| timed(noop, dir, &[], false).0)
+            .fold(f64::INFINITY, f64::min);
+        let below = rows.iter().filter(|r| r.1 / 10.0 < floor).count();
+        println!(
+            "per model: a process that does nothing (/bin/true, best of 20) takes {:.2} ms; a tenth of Valve's time is below that on {below} of {}",
+            floor * 1e3,
+            rows.len()
+        );
+    }
 }
 
 /// Copies the folder `from` to `to`, recursively.

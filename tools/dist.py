@@ -89,36 +89,39 @@ def run_build(binary, folder, args, out, wrap=()):
 
 def callgrind_functions(path, binary_name):
     """The instruction count of a callgrind profile and the functions of `binary_name` it ran,
-    in the order the profile first names them."""
-    total, names, objects, order, seen = 0, {}, {}, [], set()
+    in the order the profile first names them.
+
+    The format (valgrind's "Callgrind Format Specification"): `ob=`/`fn=` name the object and
+    function of the costs that follow, `cob=`/`cfn=` those of the function the next `calls=` line
+    calls (the caller's object when `cob=` is not given); a name is written once as `(id) name`
+    and then as `(id)`, objects and functions each with ids of their own."""
+    total, order, seen = 0, [], set()
+    tables = {"ob": {}, "fn": {}}
     ob = cob = None
     for line in open(path, errors="replace"):
-        line = line.rstrip("\n")
         if line.startswith(("totals:", "summary:")):
             total = int(line.split()[1])
             continue
-        m = re.match(r"^(c?ob)=\((\d+)\)(?: (.*))?$", line)
-        if m:
-            kind, i, name = m.groups()
-            if name:
-                objects[i] = name
-            if kind == "ob":
-                ob = objects.get(i)
-            else:
-                cob = objects.get(i)
+        if line.startswith("calls="):
+            cob = None
             continue
-        m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line)
-        if m:
-            kind, i, name = m.groups()
-            if name:
-                names[i] = name
-            owner = ob if kind == "fn" else (cob or ob)
-            if kind == "fn":
-                cob = None
-            name = names.get(i)
-            if name and owner and os.path.basename(owner) == binary_name and name not in seen:
-                seen.add(name)
-                order.append(name)
+        m = re.match(r"^(c?)(ob|fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if not m:
+            continue
+        called, kind, i, written = m.groups()
+        if written:
+            tables[kind][i] = written
+        name = tables[kind].get(i)
+        if kind == "ob":
+            if called:
+                cob = name
+            else:
+                ob = name
+            continue
+        owner = (cob or ob) if called else ob
+        if name and owner and os.path.basename(owner) == binary_name and name not in seen:
+            seen.add(name)
+            order.append(name)
     return total, order
 
 
