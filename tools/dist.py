@@ -13,9 +13,9 @@ together at the front.
 
 Steps:
 1. build with symbols (`cargo build --profile dist`, static, non-PIE);
-2. run that binary under valgrind's callgrind on the training builds (the
-   bundled example for both engines, and with `--corpus` every GoldSrc QC of the Half-Life corpus
-   and the Source QCs beside it), which lists the functions each build runs;
+2. run that binary under valgrind's callgrind on the training builds (the bundled example for
+   both engines, and with `--corpus` the Half-Life corpus's QCs that Valve's tool built and every
+   other QC of the corpus), which lists the functions each build runs;
 3. write the order: builds from the fewest instructions to the most, each one's functions not yet
    placed in the order it first ran them (so the smallest builds' code comes first), every name of
    a function at the same address together;
@@ -23,8 +23,8 @@ Steps:
    x86_64 Linux) and without symbols;
 5. check: every training build gives byte-identical files with the laid-out binary and the first.
 
-Needs valgrind; without it (or with `--no-order`, or a linker other than lld) it stops after a
-static, non-PIE build without the layout, and says so. The layout changes where code lies, never
+Needs valgrind and binutils (`nm`, `readelf`); without them (or with `--no-order`, or a linker
+other than lld) it stops after a static, non-PIE build without the layout, and says so. The layout changes where code lies, never
 what it does: step 5 checks that on every training build.
 """
 
@@ -72,7 +72,7 @@ def training_builds(corpus):
                 name = f[:-3]
                 in_hl1 = os.path.commonpath([hl1, d]) == hl1
                 # the Half-Life models Valve's tool built (their expected/ folder), and every
-                # Source QC outside that corpus
+                # QC outside that corpus
                 if (in_hl1 and name.lower() in expected) or not in_hl1:
                     qcs.append((d, f))
         for d, f in sorted(qcs):
