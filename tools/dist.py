@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the Linux binary to ship: `target/x86_64-unknown-linux-gnu/dist/mdlc`.
+"""Builds the Linux binary to ship: `target/<host>/dist/mdlc` (`x86_64-unknown-linux-gnu` on a PC).
 
     python3 tools/dist.py [--corpus ../shared/corpus] [--no-order]
 
@@ -37,9 +37,17 @@ import subprocess
 import sys
 import tempfile
 
-TRIPLE = "x86_64-unknown-linux-gnu"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUSTFLAGS = "-C target-feature=+crt-static -C relocation-model=static"
+
+
+def host_triple():
+    """The target rustc builds for by default (`host:` of `rustc -vV`)."""
+    out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("host:"):
+            return line.split(":", 1)[1].strip()
+    return ""
 
 
 def cargo(args, strip):
@@ -164,9 +172,15 @@ def main():
     ap.add_argument("--no-order", action="store_true", help="a static, non-PIE build without the layout")
     a = ap.parse_args()
 
-    profile = ["--profile", "dist", "--target", TRIPLE]
+    # the machine's own target, named explicitly so that the static flags stay off build scripts
+    # and proc-macros; a static glibc binary is a Linux (GNU) thing
+    host = host_triple()
+    if not host.endswith("-linux-gnu"):
+        print(f"tools/dist.py builds Linux (GNU) binaries; this machine is {host or 'unknown'}: use `cargo build --profile dist`", file=sys.stderr)
+        return 1
+    profile = ["--profile", "dist", "--target", host]
     build = ["build"] + profile
-    binary = os.path.join(ROOT, "target", TRIPLE, "dist", "mdlc")
+    binary = os.path.join(ROOT, "target", host, "dist", "mdlc")
     missing = [t for t in ("valgrind", "nm", "readelf") if not shutil.which(t)]
     if a.no_order or missing:
         cargo(build, strip=True)
