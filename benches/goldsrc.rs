@@ -450,7 +450,8 @@ fn side_by_side(
 
 /// The goals per model: each QC's best time with each tool (`best`: Valve's, mdlc's)
 /// and its peak memory (one more run of each under `/usr/bin/time`), a line per QC, then how
-/// many reach 10x and how many peak at or below Valve's tool.
+/// many reach 10x and how many peak at or below Valve's tool, and the floor no process gets
+/// under (the start of `/bin/true`) against a tenth of Valve's time.
 fn per_model(
     valve: &Path,
     qcs: &[(PathBuf, std::ffi::OsString)],

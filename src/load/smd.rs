@@ -627,21 +627,21 @@ impl SmdLoader<'_> {
                 })
                 .collect();
             drop(done_tx);
-            'read: for path in &paths {
+            for path in &paths {
                 while let Ok(p) = done_rx.try_recv() {
                     self.install(p, true, sources);
                 }
                 let Some(job) = self.read_job(fs, path, sources, None) else {
                     continue;
                 };
-                // stop if the parsers all stopped (a panic, passed on below)
-                match job_tx.try_send(job) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(job)) => {
-                        let parsed = parse_job(job, 1);
-                        self.install(parsed, false, sources);
-                    }
-                    Err(TrySendError::Disconnected(_)) => break 'read,
+                // Parsed here when every parser has a job waiting. (The channel cannot close
+                // while this scope holds its receiver: a parser that panicked stops taking jobs,
+                // so this thread ends up parsing the rest, and the panic is passed on below.)
+                if let Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) =
+                    job_tx.try_send(job)
+                {
+                    let parsed = parse_job(job, 1);
+                    self.install(parsed, false, sources);
                 }
             }
             drop(job_tx);
